@@ -1,0 +1,44 @@
+# The README's two commands: `make play` and `make test`. Both set everything up on a fresh machine.
+
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+PYTHON  ?= python3
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: setup tools test lint play demo bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+# Debian packages the tests need (a terminal test drives the real client in tmux).
+tools:
+	@command -v tmux >/dev/null 2>&1 || { \
+	  echo "installing tmux"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq tmux >/dev/null; }
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: setup tools
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest -q
+
+play: setup
+	$(PY) -m client.local
+
+demo: setup
+	$(VENV)/bin/conjure demo --watch
+
+bench: setup
+	$(PY) bench/load.py
+	$(PY) bench/bots.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache

@@ -1,0 +1,63 @@
+"""The ``conjure`` command: one entry point, a subcommand per job.
+
+Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args) -> int``;
+modules are imported only when their subcommand runs, so ``conjure score`` never loads the UI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "serve": ("server.app", "run a game server (rooms, the event log, crash recovery)"),
+    "play": ("client.app", "join or create a room and play in the terminal"),
+    "watch": ("client.watch", "watch a room as a spectator"),
+    "bot": ("client.bots.runner", "seat computer players in a room, or ask a bot for guesses"),
+    "demo": ("client.demo", "a whole game among computer players on a local server"),
+    "replay": ("server.audit", "verify a saved game log and explain every point"),
+    "score": ("server.tabletop", "score tabletop round sheets (TOML) with the same engine"),
+}
+
+
+def _available() -> dict[str, tuple[str, str]]:
+    found = {}
+    for name, (module, help_) in SUBCOMMANDS.items():
+        if importlib.util.find_spec(module) is not None:
+            found[name] = (module, help_)
+    return found
+
+
+def build_parser(available: dict[str, tuple[str, str]], command: str | None = None):
+    parser = argparse.ArgumentParser(
+        prog="conjure",
+        description="Conjure: the party game of summoning words, over the network.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module, help_) in available.items():
+        sp = sub.add_parser(name, help=help_, description=help_)
+        if name == command:
+            importlib.import_module(module).add_arguments(sp)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    available = _available()
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command not in available:
+        command = None
+    parser = build_parser(available, command)
+    args = parser.parse_args(argv)
+    module = importlib.import_module(available[args.command][0])
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

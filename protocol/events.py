@@ -1,0 +1,249 @@
+"""The game's events: the only facts the log holds.
+
+Every accepted action becomes one or more of these; a game's state is nothing but their fold
+(``server.rules.evolve``). They are plain data, so the same types serve the log, the replay tool
+and the tests. Deadlines are absolute unix times so they survive a restart.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from protocol.deck import Card
+
+RULES_VERSION = 1
+
+Variant = Literal["standard", "dark-magic"]
+Phase = Literal["choose", "dark-commit", "spell", "mark", "commit", "reveal", "review", "over"]
+Rule = Literal["noun", "no-adjectives", "category", "written-word"]
+
+#: The four summoning rules a word can be challenged under, with the sentence the table reads.
+RULE_TEXT: dict[str, str] = {
+    "noun": "must be a noun",
+    "no-adjectives": "must be a thing without adjectives or describing words",
+    "category": "must fit the category",
+    "written-word": "cannot be or contain a written word",
+}
+
+COLOURS: tuple[str, ...] = ("red", "blue", "green", "yellow", "purple", "orange", "cyan", "pink")
+
+
+class Limits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Seconds allowed per phase (per turn for spell words); None switches the clock off."""
+
+    choose: float | None = 90.0
+    spell: float | None = 60.0
+    mark: float | None = 90.0
+    commit: float | None = 120.0
+    reveal: float | None = 30.0
+    review: float | None = 120.0
+
+
+class PlayerInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A seat as the log knows it; only a hash of the seat's secret token is ever stored."""
+
+    seat: int
+    id: str
+    name: str
+    colour: str
+    token_hash: str
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Base of every event; ``type`` is the tag."""
+
+
+class GameStarted(Event, tag="game_started"):
+    game_id: str
+    room: str
+    rules_version: int
+    variant: Variant
+    players: tuple[PlayerInfo, ...]
+    host: int
+    cards: tuple[Card, ...]
+    limits: Limits
+
+
+class RoundStarted(Event, tag="round_started"):
+    round: int
+    conjurer: int
+
+
+class PhaseStarted(Event, tag="phase_started"):
+    round: int
+    phase: Phase
+    turn: int | None = None
+    deadline: float | None = None
+
+
+class CardChosen(Event, tag="card_chosen"):
+    round: int
+    seat: int
+    card: int
+
+
+class SpellWritten(Event, tag="spell_written"):
+    round: int
+    seat: int
+    word: str
+
+
+class TurnPassed(Event, tag="turn_passed"):
+    round: int
+    seat: int
+    reason: str
+
+
+class BoardsMarked(Event, tag="boards_marked"):
+    round: int
+    seat: int
+    boards: tuple[int, ...]
+
+
+class Committed(Event, tag="committed"):
+    round: int
+    seat: int
+    commitment: str
+    replaced: bool = False
+
+
+class Revealed(Event, tag="revealed"):
+    round: int
+    seat: int
+    word: str
+    nonce: str
+
+
+class SummonsPublished(Event, tag="summons_published"):
+    """Every revealed word at once; ``unrevealed`` committed but never revealed."""
+
+    round: int
+    words: dict[int, str]
+    unrevealed: tuple[int, ...] = ()
+
+
+class ProposalMade(Event, tag="proposal_made"):
+    round: int
+    proposal: int
+    by: int
+    kind: Literal["challenge", "same"]
+    seats: tuple[int, ...]
+    rule: Rule | None = None
+
+
+class VoteCast(Event, tag="vote_cast"):
+    round: int
+    proposal: int
+    seat: int
+    yes: bool
+    reason: str = ""
+
+
+class ProposalSettled(Event, tag="proposal_settled"):
+    round: int
+    proposal: int
+    carried: bool
+    yes: int
+    no: int
+
+
+class PlayerDone(Event, tag="player_done"):
+    round: int
+    seat: int
+
+
+class RoundScored(Event, tag="round_scored"):
+    round: int
+    case: str
+    points: dict[int, int]
+    invalid: dict[int, str] = {}
+
+
+class RoundVoided(Event, tag="round_voided"):
+    round: int
+    reason: str
+
+
+class PlayerSkipped(Event, tag="player_skipped"):
+    round: int
+    seat: int
+    by: int | None = None
+
+
+class PlayerKicked(Event, tag="player_kicked"):
+    seat: int
+    by: int
+
+
+class HostChanged(Event, tag="host_changed"):
+    seat: int
+    reason: str
+
+
+class GamePaused(Event, tag="game_paused"):
+    by: int
+    remaining: float | None = None
+
+
+class GameResumed(Event, tag="game_resumed"):
+    by: int
+    deadline: float | None = None
+
+
+class GameEnded(Event, tag="game_ended"):
+    totals: dict[int, int]
+    winners: tuple[int, ...]
+
+
+AnyEvent = (
+    GameStarted
+    | RoundStarted
+    | PhaseStarted
+    | CardChosen
+    | SpellWritten
+    | TurnPassed
+    | BoardsMarked
+    | Committed
+    | Revealed
+    | SummonsPublished
+    | ProposalMade
+    | VoteCast
+    | ProposalSettled
+    | PlayerDone
+    | RoundScored
+    | RoundVoided
+    | PlayerSkipped
+    | PlayerKicked
+    | HostChanged
+    | GamePaused
+    | GameResumed
+    | GameEnded
+)
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.__struct_config__.tag: cls  # type: ignore[misc]
+    for cls in AnyEvent.__args__  # type: ignore[attr-defined]
+}
+
+
+def event_type(event: Event) -> str:
+    """The tag an event is logged under."""
+    return type(event).__struct_config__.tag  # type: ignore[return-value]
+
+
+def event_data(event: Event) -> dict:
+    """An event's fields as plain JSON-ready data, without the tag (the log stores it apart)."""
+    # A JSON round trip, so the data is exactly what a reader of the log will see (string keys).
+    data = msgspec.json.decode(msgspec.json.encode(event))
+    data.pop("type", None)
+    return data
+
+
+def event_from_record(type_: str, data: dict) -> Event:
+    """Rebuild an event from a log record; raises msgspec.ValidationError for an unknown shape."""
+    cls = EVENT_TYPES.get(type_)
+    if cls is None:
+        raise msgspec.ValidationError(f"unknown event type {type_!r}")
+    return msgspec.convert(data, cls, strict=False)

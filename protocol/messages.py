@@ -1,0 +1,336 @@
+"""The wire protocol: msgspec tagged unions, JSON over WebSocket text frames.
+
+Inbound messages (client -> server) are strict: unknown fields, wrong types and over-long text are
+rejected on decode. Outbound messages (server -> client) tolerate new fields so clients can be older
+than the server. docs/PROTOCOL.md describes every message; keep the two in step.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from protocol.deck import Card
+from protocol.events import Limits, Rule, Variant
+
+PROTOCOL_VERSION = 1
+MAX_FRAME_BYTES = 64 * 1024
+
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=24, pattern=r"^[^\x00-\x1f\x7f]+$")]
+RoomCode = Annotated[str, msgspec.Meta(min_length=4, max_length=4, pattern=r"^[A-Za-z]{4}$")]
+Password = Annotated[str, msgspec.Meta(max_length=64)]
+Token = Annotated[str, msgspec.Meta(min_length=16, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")]
+WordText = Annotated[str, msgspec.Meta(max_length=200)]  # the 40-character rule is a game rule
+Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
+Seat = Annotated[int, msgspec.Meta(ge=0, le=7)]
+ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
+Reason = Annotated[str, msgspec.Meta(max_length=200)]
+Seconds = Annotated[float, msgspec.Meta(ge=5, le=3600)]
+
+
+class InLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Per-phase time limits as a client may set them (None = no clock)."""
+
+    choose: Seconds | None = 90.0
+    spell: Seconds | None = 60.0
+    mark: Seconds | None = 90.0
+    commit: Seconds | None = 120.0
+    reveal: Seconds | None = 30.0
+    review: Seconds | None = 120.0
+
+    def to_limits(self) -> Limits:
+        return Limits(**msgspec.structs.asdict(self))
+
+
+class RoomSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    variant: Variant = "standard"
+    deck: Literal["default", "default+custom", "custom"] = "default"
+    custom_cards: Annotated[list[Card], msgspec.Meta(max_length=200)] = []
+    limits: InLimits = InLimits()
+    spectators: bool = True
+
+
+# ------------------------------------------------------------------ client -> server
+
+
+class ClientMsg(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True
+):
+    """Base of every inbound message."""
+
+
+class Hello(ClientMsg, tag="hello"):
+    protocol: int
+    client: Annotated[str, msgspec.Meta(max_length=80)] = ""
+
+
+class CreateRoom(ClientMsg, tag="create_room"):
+    name: Name
+    password: Password | None = None
+    settings: RoomSettings = RoomSettings()
+
+
+class JoinRoom(ClientMsg, tag="join_room"):
+    room: RoomCode
+    name: Name
+    password: Password | None = None
+
+
+class ResumeSeat(ClientMsg, tag="resume_seat"):
+    room: RoomCode
+    token: Token
+
+
+class Watch(ClientMsg, tag="watch"):
+    room: RoomCode
+    password: Password | None = None
+
+
+class ChangeSettings(ClientMsg, tag="change_settings"):
+    settings: RoomSettings
+
+
+class SeatOrder(ClientMsg, tag="seat_order"):
+    order: Annotated[list[Seat], msgspec.Meta(max_length=8)]
+
+
+class StartGame(ClientMsg, tag="start_game"):
+    pass
+
+
+class ChooseCard(ClientMsg, tag="choose_card"):
+    card: Annotated[int, msgspec.Meta(ge=0, le=7)]
+
+
+class WriteSpell(ClientMsg, tag="write_spell"):
+    word: WordText
+
+
+class MarkBoards(ClientMsg, tag="mark_boards"):
+    boards: Annotated[list[Seat], msgspec.Meta(max_length=8)]
+
+
+class CommitSummon(ClientMsg, tag="commit_summon"):
+    commitment: Hex64
+
+
+class RevealSummon(ClientMsg, tag="reveal_summon"):
+    word: WordText
+    nonce: Hex64
+
+
+class ChallengeWord(ClientMsg, tag="challenge"):
+    seat: Seat
+    rule: Rule
+
+
+class ProposeSame(ClientMsg, tag="propose_same"):
+    a: Seat
+    b: Seat
+
+
+class CastVote(ClientMsg, tag="vote"):
+    proposal: Annotated[int, msgspec.Meta(ge=0, le=999)]
+    yes: bool
+    reason: Reason = ""
+
+
+class ReviewDone(ClientMsg, tag="done"):
+    pass
+
+
+class PauseGame(ClientMsg, tag="pause"):
+    pass
+
+
+class ResumeGame(ClientMsg, tag="resume"):
+    pass
+
+
+class KickPlayer(ClientMsg, tag="kick"):
+    seat: Seat
+
+
+class SkipPlayer(ClientMsg, tag="skip"):
+    seat: Seat
+
+
+class Leave(ClientMsg, tag="leave"):
+    pass
+
+
+class SendChat(ClientMsg, tag="chat"):
+    text: ChatText
+
+
+AnyClientMsg = (
+    Hello
+    | CreateRoom
+    | JoinRoom
+    | ResumeSeat
+    | Watch
+    | ChangeSettings
+    | SeatOrder
+    | StartGame
+    | ChooseCard
+    | WriteSpell
+    | MarkBoards
+    | CommitSummon
+    | RevealSummon
+    | ChallengeWord
+    | ProposeSame
+    | CastVote
+    | ReviewDone
+    | PauseGame
+    | ResumeGame
+    | KickPlayer
+    | SkipPlayer
+    | Leave
+    | SendChat
+)
+
+# ------------------------------------------------------------------ server -> client
+
+
+class Receipt(msgspec.Struct, frozen=True):
+    """The log position an update reflects: keep the latest, audit with ``conjure replay``."""
+
+    seq: int
+    hash: str
+
+
+class PlayerView(msgspec.Struct, kw_only=True):
+    seat: int
+    id: str
+    name: str
+    colour: str
+    connected: bool = False
+    host: bool = False
+    you: bool = False
+    kicked: bool = False
+    skipped: bool = False
+    spell: str | None = None
+    passed: bool = False
+    marked: bool = False
+    committed: bool = False
+    revealed: bool = False
+    summon: str | None = None
+    compared: str | None = None
+    valid: bool | None = None
+    invalid_reason: str | None = None
+    flags: list[str] = []
+    done: bool = False
+    score: int = 0
+
+
+class CardView(msgspec.Struct, kw_only=True):
+    index: int
+    text: str
+    stars: int
+    used: bool = False
+
+
+class ProposalView(msgspec.Struct, kw_only=True):
+    id: int
+    kind: str
+    by: int
+    seats: list[int]
+    words: list[str]
+    rule: str | None = None
+    voters: list[int] = []
+    votes: dict[int, bool] = {}
+    reasons: dict[int, str] = {}
+    carried: bool | None = None
+
+
+class PointView(msgspec.Struct, kw_only=True):
+    points: int
+    why: str
+    rule: str
+
+
+class ResultView(msgspec.Struct, kw_only=True):
+    round: int
+    conjurer: int
+    card: CardView | None = None
+    case: str
+    points: dict[int, int] = {}
+    reasons: dict[int, list[PointView]] = {}
+    invalid: dict[int, str] = {}
+    words: dict[int, str] = {}
+    reason: str = ""
+
+
+class View(msgspec.Struct, kw_only=True):
+    """Everything one viewer may see. Built by one server function for every payload."""
+
+    room: str
+    game_id: str | None = None
+    phase: str = "lobby"
+    you: int | None = None
+    host: int | None = None
+    settings: RoomSettings = RoomSettings()
+    players: list[PlayerView] = []
+    cards: list[CardView] = []
+    round: int = 0
+    rounds: int = 0
+    conjurer: int | None = None
+    card: CardView | None = None
+    turn: int | None = None
+    deadline: float | None = None
+    remaining: float | None = None
+    paused: bool = False
+    proposals: list[ProposalView] = []
+    results: list[ResultView] = []
+    winners: list[int] = []
+    spectators: int = 0
+
+
+class ServerMsg(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Base of every outbound message."""
+
+
+class Welcome(ServerMsg, tag="welcome"):
+    protocol: int
+    server: str
+
+
+class Seated(ServerMsg, tag="seated"):
+    room: str
+    seat: int
+    player_id: str
+    token: str
+
+
+class Watching(ServerMsg, tag="watching"):
+    room: str
+
+
+class Update(ServerMsg, tag="update"):
+    view: View
+    receipt: Receipt | None = None
+    feed: list[str] = []
+
+
+class Error(ServerMsg, tag="error"):
+    code: str
+    message: str
+    ref: str | None = None
+
+
+class Chat(ServerMsg, tag="chat"):
+    name: str
+    text: str
+    seat: int | None = None
+
+
+class Bye(ServerMsg, tag="bye"):
+    reason: str
+
+
+AnyServerMsg = Welcome | Seated | Watching | Update | Error | Chat | Bye
+
+client_decoder = msgspec.json.Decoder(AnyClientMsg)
+server_decoder = msgspec.json.Decoder(AnyServerMsg)
+encoder = msgspec.json.Encoder()

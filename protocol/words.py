@@ -1,0 +1,367 @@
+"""How Conjure compares words: "the same word" and "is or contains a written word".
+
+Rulings implemented here:
+
+* Normal form (:func:`normalize`): Unicode NFKC, case-folded, trimmed, inner whitespace
+  collapsed to one space, and ONE leading article ("a", "an", "the" as a whole first word
+  followed by more text) dropped. Exactly one article per call is dropped, so
+  "the a team" becomes "a team"; that is why the comparisons below normalise each input
+  once and then work on the normal form without normalising it again.
+* Singular and plural are the same word (:func:`same_word`). Each normal form has a set of
+  possible base forms (:func:`base_forms`): the text itself; WordNet's noun exception list
+  (``noun.exc``: geese -> goose); WordNet morphy's suffix rules (s, ses, xes, zes, ches,
+  shes, men, ies; not for words ending in "ss" or of two letters or fewer), kept only when
+  the result is a WordNet noun lemma; and lemminflect's noun lemmas. Two texts are the same
+  word when their sets overlap. In a phrase only the last token (after the last space or
+  hyphen) is inflected: "fire trucks" -> "fire truck".
+* The bare-"s" rule: WordNet is full of short lemmas (``ga`` for Georgia, ``physic``,
+  ``mar``) and lemminflect guesses ``paris -> pari``, so "drop a final s" misfires on words
+  that are singular already. When the text (or, in a phrase, its last token) is itself a
+  WordNet noun lemma, a candidate base that is just the text minus its final "s" is kept
+  only if noun.exc lists it, or lemminflect's dictionary (not its out-of-vocabulary
+  guesser) lemmatises the last token to its "s"-less form and either does not also give
+  the token itself as a lemma or, when it does ("letters", "physics", "means"), WordNet's
+  SemCor sense counts attest the shorter noun more often than the longer one. So arms ->
+  arm, papers -> paper and letters -> letter stay, while gas, Paris, Mars, news, lens,
+  physics, means and "Los Angeles" keep only themselves. Words that WordNet does not know
+  get every candidate (rockets -> rocket, starships -> starship).
+* Containment (:func:`contains_written`, binding): the summoning word is the same word as
+  the spell word, or some contiguous run of its whole tokens (split on whitespace and
+  hyphens) is.
+* Hidden inside (:func:`hidden_inside`, only a hint for the table): a single token starts
+  or ends with the spell word (or a base form of either) and the leftover is a real word of
+  at least three letters (dogfish/dog, pineapple/apple); or the two are the same word once
+  spaces and hyphens are removed (spaceship / "space ship").
+
+The WordNet facts come from ``protocol/data/wordnet_nouns.txt.gz`` (built by
+:mod:`protocol.build_wordforms`), loaded on first use, so importing this module is cheap
+and playing needs no Debian package and no download.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import re
+import unicodedata
+from dataclasses import dataclass
+from importlib import resources
+
+__all__ = [
+    "MAX_WORD_LENGTH",
+    "base_forms",
+    "contains_written",
+    "hidden_inside",
+    "is_known_noun",
+    "normalize",
+    "same_word",
+    "validate_written",
+]
+
+MAX_WORD_LENGTH = 40
+"""Longest accepted written word, in characters after trimming."""
+
+DATA_FILE = "wordnet_nouns.txt.gz"
+ARTICLES = frozenset({"a", "an", "the"})
+
+# WordNet morphy's noun rules: (suffix, replacement).
+_SUFFIX_RULES: tuple[tuple[str, str], ...] = (
+    ("s", ""),
+    ("ses", "s"),
+    ("xes", "x"),
+    ("zes", "z"),
+    ("ches", "ch"),
+    ("shes", "sh"),
+    ("men", "man"),
+    ("ies", "y"),
+)
+
+# Leftovers shorter than three letters are mostly noise ("go" in cargo, "ma" in dogma).
+_SHORT_LEFTOVERS = frozenset({"ox", "ax"})
+
+# Token separators: whitespace, hyphen-minus and hyphen (NFKC maps U+2011 to U+2010).
+_SEPARATOR = r"[\s\-\u2010]"
+_TOKEN_SPLIT = re.compile(_SEPARATOR + "+")
+
+# Bidirectional embedding, override and isolate controls can make text display reordered.
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e") | frozenset(
+    "\u2066\u2067\u2068\u2069"
+)
+
+
+# ---------------------------------------------------------------------------------------
+# Data
+
+
+@dataclass(frozen=True, slots=True)
+class WordData:
+    """The WordNet facts the comparisons need."""
+
+    nouns: frozenset[str]
+    capitalised: frozenset[str]
+    other: frozenset[str]
+    exceptions: dict[str, tuple[str, ...]]
+    sense_counts: dict[str, int]
+
+    def is_common(self, word: str) -> bool:
+        """A lower-case word in any part of speech (not only a name or an acronym)."""
+        return word in self.other or (word in self.nouns and word not in self.capitalised)
+
+
+def parse_word_data(text: str) -> WordData:
+    """Parse the data file's text (see :mod:`protocol.build_wordforms` for the format)."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("[") and line.endswith("]"):
+            current = sections.setdefault(line[1:-1], [])
+        elif line and not line.startswith("#"):
+            current.append(line)
+    exceptions: dict[str, tuple[str, ...]] = {}
+    for line in sections.get("exceptions", []):
+        form, *bases = line.split("\t")
+        exceptions[form] = tuple(bases)
+    sense_counts: dict[str, int] = {}
+    for line in sections.get("sensecounts", []):
+        lemma, count = line.split("\t")
+        sense_counts[lemma] = int(count)
+    return WordData(
+        nouns=frozenset(sections.get("nouns", [])),
+        capitalised=frozenset(sections.get("capitalised", [])),
+        other=frozenset(sections.get("other", [])),
+        exceptions=exceptions,
+        sense_counts=sense_counts,
+    )
+
+
+@functools.cache
+def word_data() -> WordData:
+    """Load the packaged WordNet data once, on first use."""
+    resource = resources.files("protocol.data").joinpath(DATA_FILE)
+    with resource.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as handle:
+        return parse_word_data(handle.read())
+
+
+@functools.lru_cache(maxsize=8192)
+def _lemminflect_lemmas(token: str, *, guess: bool) -> tuple[str, ...]:
+    """lemminflect's noun lemmas; ``guess`` allows its out-of-vocabulary rules."""
+    from lemminflect import getLemma  # imported lazily: it costs ~0.1 s
+
+    return tuple(getLemma(token, upos="NOUN", lemmatize_oov=guess))
+
+
+# ---------------------------------------------------------------------------------------
+# Normal form and base forms
+
+
+def _fold(text: str) -> str:
+    """NFKC case folding; NFKC again because case folding can leave decomposed letters."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
+def normalize(text: str) -> str:
+    """The normal form of a written word (see the module docstring)."""
+    words = _fold(text).split()
+    if len(words) > 1 and words[0] in ARTICLES:
+        words = words[1:]
+    return " ".join(words)
+
+
+def _tokens(normal: str) -> list[str]:
+    """Whole tokens of a normal form, split on whitespace and hyphens."""
+    return [token for token in _TOKEN_SPLIT.split(normal) if token]
+
+
+def _split_last(normal: str) -> tuple[str, str]:
+    """Split a normal form before its last token: "fire-trucks" -> ("fire-", "trucks")."""
+    cut = max(normal.rfind(separator) for separator in " -\u2010") + 1
+    return normal[:cut], normal[cut:]
+
+
+def _morphy_candidates(token: str, data: WordData) -> set[str]:
+    """WordNet morphy's suffix rules, keeping only results that are noun lemmas."""
+    if token.endswith("ss") or len(token) <= 2:
+        return set()
+    found = set()
+    for suffix, replacement in _SUFFIX_RULES:
+        if token.endswith(suffix):
+            candidate = token[: -len(suffix)] + replacement
+            if candidate in data.nouns:
+                found.add(candidate)
+    return found
+
+
+def _bare_s_allowed(subject: str, last: str, data: WordData) -> bool:
+    """Whether a lemma ending in "s" may also be the plural of itself minus that "s".
+
+    ``subject`` is the WordNet lemma (the whole phrase or its last token) and ``last`` the
+    token that lemminflect is asked about.
+    """
+    bare = subject[:-1]
+    if bare in data.exceptions.get(subject, ()):
+        return True
+    known = _lemminflect_lemmas(last, guess=False)
+    if last[:-1] not in known:
+        return False
+    if last not in known:
+        return True
+    return data.sense_counts.get(bare, 0) > data.sense_counts.get(subject, 0)
+
+
+@functools.lru_cache(maxsize=8192)
+def _token_candidates(token: str) -> frozenset[str]:
+    """Unfiltered base-form candidates of one lower-case token, itself included."""
+    if not token:
+        return frozenset({token})
+    data = word_data()
+    forms = {token, *data.exceptions.get(token, ())}
+    forms |= _morphy_candidates(token, data)
+    forms.update(_lemminflect_lemmas(token, guess=True))
+    return frozenset(forms)
+
+
+def _guard_subject(normal: str, last: str, data: WordData) -> str | None:
+    """The WordNet lemma whose bare-"s" reading needs the guard, if any."""
+    if not last.endswith("s"):
+        return None
+    if normal in data.nouns:
+        return normal
+    return last if last in data.nouns else None
+
+
+@functools.lru_cache(maxsize=8192)
+def _normal_base_forms(normal: str) -> frozenset[str]:
+    """Base forms of a text already in normal form: inflect only its last token."""
+    data = word_data()
+    head, last = _split_last(normal)
+    forms = {head + form for form in _token_candidates(last)}
+    forms.update(data.exceptions.get(normal, ()))  # "mothers-in-law"
+    subject = _guard_subject(normal, last, data)
+    if subject is not None and not _bare_s_allowed(subject, last, data):
+        forms.discard(normal[:-1])
+    forms.add(normal)
+    return frozenset(forms)
+
+
+def base_forms(text: str) -> frozenset[str]:
+    """Every form the text could be an inflection of, itself included."""
+    return _normal_base_forms(normalize(text))
+
+
+def _same_normal(a: str, b: str) -> bool:
+    """Same word, for texts already in normal form."""
+    return a == b or not _normal_base_forms(a).isdisjoint(_normal_base_forms(b))
+
+
+def same_word(a: str, b: str) -> bool:
+    """Whether two written words are the same word (case, articles, plural ignored)."""
+    return _same_normal(normalize(a), normalize(b))
+
+
+def is_known_noun(word: str) -> bool:
+    """Whether the word or one of its base forms is a WordNet noun lemma (advisory only)."""
+    nouns = word_data().nouns
+    return any(form in nouns for form in base_forms(word))
+
+
+# ---------------------------------------------------------------------------------------
+# Containment
+
+
+def _contains_normal(summon: str, spell: str) -> bool:
+    """:func:`contains_written` on normal forms."""
+    if not summon or not spell:
+        return False
+    if _same_normal(summon, spell):
+        return True
+    spell_tokens = _tokens(spell)
+    summon_tokens = _tokens(summon)
+    size = len(spell_tokens)
+    target = " ".join(spell_tokens)
+    return any(
+        _same_normal(" ".join(summon_tokens[start : start + size]), target)
+        for start in range(len(summon_tokens) - size + 1)
+    )
+
+
+def contains_written(summon: str, spell: str) -> bool:
+    """Whether the summoning word is, or has whole tokens that are, the spell word.
+
+    This is the binding check for "the summoned thing cannot be or contain any of the
+    written words"; words hidden inside a single token are only hinted by
+    :func:`hidden_inside`.
+    """
+    return _contains_normal(normalize(summon), normalize(spell))
+
+
+def _is_real_leftover(part: str) -> bool:
+    """Whether what is left of a token after cutting the spell word off is a word."""
+    if len(part) < 3 and part not in _SHORT_LEFTOVERS:
+        return False
+    data = word_data()
+    return any(data.is_common(form) for form in _normal_base_forms(part))
+
+
+def _leftovers(token: str, spell: str) -> list[str]:
+    """What remains of ``token`` when ``spell`` is cut off its start or its end."""
+    if len(token) <= len(spell):
+        return []
+    parts = []
+    if token.startswith(spell):
+        parts.append(token[len(spell) :])
+    if token.endswith(spell):
+        parts.append(token[: -len(spell)])
+    return parts
+
+
+def _closed_up(normal: str) -> str:
+    """The text written as one word: "space ship" -> "spaceship"."""
+    return "".join(_tokens(normal))
+
+
+def hidden_inside(summon: str, spell: str) -> bool:
+    """Whether the spell word seems hidden inside one summoning token (a hint, not a rule).
+
+    True for dogfish/dog, pineapple/apple, starships/ship, spaceship/"space ship"; false
+    for category/cat, startle/star, heartbeat/art, and whenever :func:`contains_written`
+    already holds. Some false hits remain (carpet/car), so the table decides.
+    """
+    summon_n, spell_n = normalize(summon), normalize(spell)
+    if not summon_n or not spell_n or _contains_normal(summon_n, spell_n):
+        return False
+    spell_forms = [form for form in _normal_base_forms(spell_n) if len(_tokens(form)) == 1]
+    for token in _tokens(summon_n):
+        for variant in _normal_base_forms(token):
+            for form in spell_forms:
+                if any(_is_real_leftover(part) for part in _leftovers(variant, form)):
+                    return True
+    closed_summon, closed_spell = _closed_up(summon_n), _closed_up(spell_n)
+    if (closed_summon, closed_spell) == (summon_n, spell_n):
+        return False
+    return _same_normal(closed_summon, closed_spell)
+
+
+# ---------------------------------------------------------------------------------------
+# Validation
+
+
+def _is_forbidden_char(char: str) -> bool:
+    """Control, line-breaking and text-reordering characters have no place in a word."""
+    return unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp") or char in _BIDI_CONTROLS
+
+
+def _is_invisible(char: str) -> bool:
+    """Whitespace and zero-width format characters show nothing on the board."""
+    return char.isspace() or unicodedata.category(char) == "Cf"
+
+
+def validate_written(text: str) -> str | None:
+    """An error sentence if the raw text cannot be a written word at all, else None."""
+    trimmed = text.strip()
+    if all(_is_invisible(char) for char in trimmed):
+        return "The word is empty: write at least one letter."
+    if any(_is_forbidden_char(char) for char in text):
+        return "The word must be a single line without control characters."
+    if len(trimmed) > MAX_WORD_LENGTH:
+        return f"The word is too long: at most {MAX_WORD_LENGTH} characters are allowed."
+    return None

@@ -1,0 +1,608 @@
+"""decide(state, command) -> events | Rejection: every rule of the game lives here.
+
+Pure: no I/O, clock or randomness; ``now`` and the dealt cards arrive inside commands. A handler
+emits events through a builder that folds each one as it goes, so follow-up decisions (the next
+turn, the end of a phase, the score) always look at the state the earlier events produced.
+Rule ids in comments refer to docs/RULES.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from protocol import events as ev
+from protocol.commitment import HEX64, check_reveal
+from protocol.events import RULE_TEXT, RULES_VERSION
+from protocol.words import same_word, validate_written
+from server.rules import commands as cmd
+from server.rules.evolve import evolve
+from server.rules.sheet import current_checks, score_current
+from server.rules.state import Game, Proposal
+
+MIN_PLAYERS = 3
+MAX_PLAYERS = 8
+MAX_PROPOSALS_PER_PLAYER = 10
+
+
+class Rejected(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class _Builder:
+    """Collects events and keeps the state they lead to."""
+
+    def __init__(self, state: Game | None) -> None:
+        self.state = state
+        self.events: list[ev.Event] = []
+
+    @property
+    def g(self) -> Game:
+        assert self.state is not None
+        return self.state
+
+    def emit(self, event: ev.Event) -> None:
+        self.events.append(event)
+        self.state = evolve(self.state, event)
+
+
+def decide(state: Game | None, command: cmd.AnyCommand) -> list[ev.Event] | cmd.Rejection:
+    handler = _HANDLERS.get(type(command))
+    if handler is None:
+        return cmd.Rejection("unknown_command", f"Unknown command {type(command).__name__}.")
+    b = _Builder(state)
+    try:
+        if not isinstance(command, cmd.StartGame):
+            _require_game(state)
+        handler(b, command)
+    except Rejected as r:
+        return cmd.Rejection(r.code, r.message)
+    return b.events
+
+
+# ---------------------------------------------------------------- guards
+
+
+def _require_game(state: Game | None) -> None:
+    if state is None:
+        raise Rejected("not_started", "The game has not started yet.")
+
+
+def _deadline(now: float, limit: float | None) -> float | None:
+    return None if limit is None else now + limit
+
+
+def _player_guard(g: Game, seat: int, *phases: str) -> None:
+    """A seated, present player acting in one of ``phases`` of a running, unpaused game."""
+    if seat not in g.seats:
+        raise Rejected("unknown_seat", f"There is no seat {seat}.")
+    if g.over:
+        raise Rejected("game_over", "The game is over.")
+    if g.paused:
+        raise Rejected("paused", "The game is paused; wait for the host to resume it.")
+    if seat in g.kicked:
+        raise Rejected("kicked", "You have been removed from this game.")
+    if not g.active(seat):
+        raise Rejected("skipped", "You were skipped this round; you can play again next round.")
+    if g.phase not in phases:
+        raise Rejected(
+            "out_of_phase",
+            f"That is not possible now: the game is in the {g.phase} phase.",
+        )
+
+
+def _host_guard(g: Game, seat: int) -> None:
+    if seat != g.host:
+        raise Rejected("not_host", "Only the host can do that.")
+    if g.over:
+        raise Rejected("game_over", "The game is over.")
+
+
+def _seat_guard(g: Game, target: int) -> None:
+    if target not in g.seats:
+        raise Rejected("unknown_seat", f"There is no seat {target}.")
+    if target in g.kicked:
+        raise Rejected("kicked", f"{g.name(target)} has already left the game.")
+
+
+# ---------------------------------------------------------------- flow
+
+
+def _start_round(b: _Builder, number: int, now: float) -> None:
+    """T5: round r's conjurer is seat r (1-based rounds, 0-based seats)."""
+    conjurer = number - 1
+    b.emit(ev.RoundStarted(round=number, conjurer=conjurer))
+    if conjurer in b.g.kicked:
+        b.emit(ev.RoundVoided(round=number, reason=f"{b.g.name(conjurer)} has left the game"))
+        _next_round(b, now)
+        return
+    b.emit(
+        ev.PhaseStarted(
+            round=number,
+            phase="choose",
+            turn=conjurer,
+            deadline=_deadline(now, b.g.limits.choose),
+        )
+    )
+
+
+def _next_round(b: _Builder, now: float) -> None:
+    g = b.g
+    assert g.round is not None
+    if g.round.number >= len(g.players):
+        # T6: the highest total wins; ties share the win. Players who left cannot win.
+        standing = {s: t for s, t in g.totals.items() if s not in g.kicked}
+        best = max(standing.values())
+        winners = tuple(s for s, t in sorted(standing.items()) if t == best)
+        b.emit(ev.GameEnded(totals=dict(g.totals), winners=winners))
+        return
+    _start_round(b, g.round.number + 1, now)
+
+
+def _void(b: _Builder, reason: str, now: float) -> None:
+    """A2/A3: the round ends with no points (its card, if chosen, still leaves the table)."""
+    assert b.g.round is not None
+    b.emit(ev.RoundVoided(round=b.g.round.number, reason=reason))
+    _next_round(b, now)
+
+
+def _advance(b: _Builder, now: float) -> None:
+    """Move on when the current phase has everything it waits for."""
+    g = b.g
+    r = g.round
+    if g.over or r is None:
+        return
+    if g.phase == "spell":
+        _next_spell_turn(b, now)
+    elif g.phase == "commit":
+        if all(s in r.commits for s in g.summoners()):
+            _close_commits(b, now)
+    elif g.phase == "reveal":
+        if all(s in r.reveals for s in r.commits):
+            _publish(b, now)
+    elif g.phase == "review" and all(s in r.done for s in g.active_seats()):
+        _finish_review(b, now)
+
+
+def _next_spell_turn(b: _Builder, now: float) -> None:
+    """S2/D2: the next writer in seat order, or on to the marks when everyone has written."""
+    g = b.g
+    r = g.round
+    assert r is not None
+    order = [s for s in g.spell_order() if g.active(s)]
+    pending = [s for s in order if s not in r.spells and s not in r.passed]
+    if pending:
+        if g.phase != "spell" or g.turn != pending[0]:
+            b.emit(
+                ev.PhaseStarted(
+                    round=r.number,
+                    phase="spell",
+                    turn=pending[0],
+                    deadline=_deadline(now, g.limits.spell),
+                )
+            )
+        return
+    if g.variant == "standard" and len(r.spells) < 2:
+        _void(b, "fewer than two spell words were written", now)
+        return
+    b.emit(
+        ev.PhaseStarted(
+            round=r.number, phase="mark", turn=r.conjurer, deadline=_deadline(now, g.limits.mark)
+        )
+    )
+
+
+def _close_commits(b: _Builder, now: float) -> None:
+    r = b.g.round
+    assert r is not None
+    b.emit(
+        ev.PhaseStarted(round=r.number, phase="reveal", deadline=_deadline(now, b.g.limits.reveal))
+    )
+    _advance(b, now)
+
+
+def _publish(b: _Builder, now: float) -> None:
+    """S4/C6: every revealed word at once; a commitment never opened counts as invalid."""
+    r = b.g.round
+    assert r is not None
+    words = {s: r.reveals[s][0] for s in sorted(r.reveals)}
+    unrevealed = tuple(s for s in sorted(r.commits) if s not in r.reveals)
+    b.emit(ev.SummonsPublished(round=r.number, words=words, unrevealed=unrevealed))
+    b.emit(
+        ev.PhaseStarted(round=r.number, phase="review", deadline=_deadline(now, b.g.limits.review))
+    )
+    _advance(b, now)
+
+
+def _settle(b: _Builder, p: Proposal) -> None:
+    """V2: a strict majority of the votes cast carries a proposal; a tie does not."""
+    r = b.g.round
+    assert r is not None
+    yes = sum(1 for v in p.votes.values() if v)
+    no = sum(1 for v in p.votes.values() if not v)
+    b.emit(ev.ProposalSettled(round=r.number, proposal=p.id, carried=yes > no, yes=yes, no=no))
+
+
+def _maybe_settle(b: _Builder, pid: int) -> None:
+    r = b.g.round
+    assert r is not None
+    p = r.proposals[pid]
+    if p.open and all(v in p.votes for v in p.voters if b.g.active(v)):
+        _settle(b, p)
+
+
+def _finish_review(b: _Builder, now: float) -> None:
+    r = b.g.round
+    assert r is not None
+    for p in list(r.proposals):
+        if b.g.round is not None and b.g.round.proposals[p.id].open:
+            _settle(b, b.g.round.proposals[p.id])
+    result = score_current(b.g)
+    b.emit(
+        ev.RoundScored(
+            round=r.number,
+            case=result.case,
+            points=dict(result.scores),
+            invalid={s: i.reason for s, i in result.invalid.items()},
+        )
+    )
+    _next_round(b, now)
+
+
+# ---------------------------------------------------------------- handlers
+
+
+def _start(b: _Builder, c: cmd.StartGame) -> None:
+    if b.state is not None:
+        raise Rejected("already_started", "The game has already started.")
+    n = len(c.players)
+    if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        raise Rejected(
+            "player_count", f"A game needs {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n}."
+        )
+    if [p.seat for p in c.players] != list(range(n)):
+        raise Rejected("bad_seats", "Seats must be numbered 0..n-1 in order.")
+    if len({p.name.casefold() for p in c.players}) != n:
+        raise Rejected("name_taken", "Every player needs a different name.")
+    if len({p.colour for p in c.players}) != n or any(
+        p.colour not in ev.COLOURS for p in c.players
+    ):
+        raise Rejected("bad_colours", "Every player needs a different board colour.")
+    if len(c.cards) != n:
+        raise Rejected("bad_deal", f"Deal one card per player: {n} cards, not {len(c.cards)}.")
+    if c.host not in range(n):
+        raise Rejected("unknown_seat", "The host must be one of the players.")
+    b.emit(
+        ev.GameStarted(
+            game_id=c.game_id,
+            room=c.room,
+            rules_version=RULES_VERSION,
+            variant=c.variant,
+            players=c.players,
+            host=c.host,
+            cards=c.cards,
+            limits=c.limits,
+        )
+    )
+    _start_round(b, 1, c.now)
+
+
+def _choose(b: _Builder, c: cmd.ChooseCard) -> None:
+    g = b.g
+    _player_guard(g, c.seat, "choose")
+    r = g.round
+    assert r is not None
+    if c.seat != r.conjurer:
+        raise Rejected("not_your_turn", f"{g.name(r.conjurer)} is choosing the category.")
+    if c.card not in g.remaining_cards():
+        raise Rejected("bad_card", "That card is not on the table.")
+    b.emit(ev.CardChosen(round=r.number, seat=c.seat, card=c.card))
+    if g.variant == "dark-magic":
+        # D1: the conjurer commits to a summoning word at once.
+        b.emit(
+            ev.PhaseStarted(
+                round=r.number,
+                phase="dark-commit",
+                turn=r.conjurer,
+                deadline=_deadline(c.now, g.limits.commit),
+            )
+        )
+    else:
+        _next_spell_turn(b, c.now)
+
+
+def _spell(b: _Builder, c: cmd.WriteSpell) -> None:
+    g = b.g
+    _player_guard(g, c.seat, "spell")
+    r = g.round
+    assert r is not None
+    if c.seat != g.turn:
+        who = g.name(g.turn) if g.turn is not None else "someone else"
+        raise Rejected("not_your_turn", f"It is {who}'s turn to write a spell word.")
+    problem = validate_written(c.word)
+    if problem:
+        raise Rejected("bad_word", problem)
+    b.emit(ev.SpellWritten(round=r.number, seat=c.seat, word=c.word.strip()))
+    _advance(b, c.now)
+
+
+def _mark(b: _Builder, c: cmd.MarkBoards) -> None:
+    g = b.g
+    _player_guard(g, c.seat, "mark")
+    r = g.round
+    assert r is not None
+    if c.seat != r.conjurer:
+        raise Rejected("not_your_turn", f"Only the conjurer, {g.name(r.conjurer)}, marks boards.")
+    boards = tuple(c.boards)
+    if len(set(boards)) != len(boards):
+        raise Rejected("bad_marks", "Each board can hold only one crystal.")
+    for s in boards:
+        if s not in r.spells:
+            raise Rejected("bad_marks", f"Seat {s} has no spell word to mark.")
+    low, high = (0, 4) if g.variant == "dark-magic" else (2, 4)
+    if not low <= len(boards) <= high:
+        raise Rejected("bad_marks", f"Mark {low} to {high} boards, not {len(boards)}.")
+    b.emit(ev.BoardsMarked(round=r.number, seat=c.seat, boards=tuple(sorted(boards))))
+    b.emit(
+        ev.PhaseStarted(round=r.number, phase="commit", deadline=_deadline(c.now, g.limits.commit))
+    )
+    _advance(b, c.now)
+
+
+def _commit(b: _Builder, c: cmd.Commit) -> None:
+    g = b.g
+    if g.phase in ("reveal", "review") and c.seat in g.seats:
+        raise Rejected("commits_closed", "Every commitment is in; the summon is closed.")
+    _player_guard(g, c.seat, "commit", "dark-commit")
+    r = g.round
+    assert r is not None
+    if g.phase == "dark-commit":
+        if c.seat != r.conjurer:
+            raise Rejected("not_your_turn", "The conjurer is choosing their word.")
+    elif c.seat not in g.summoners():
+        raise Rejected("commits_closed", "You have already summoned this round.")
+    if not HEX64.match(c.commitment):
+        raise Rejected("bad_commitment", "A commitment is 64 lower-case hex digits.")
+    for s, other in r.commits.items():
+        if s != c.seat and other == c.commitment:
+            raise Rejected("copied_commitment", "That commitment belongs to another player.")
+    b.emit(
+        ev.Committed(
+            round=r.number, seat=c.seat, commitment=c.commitment, replaced=c.seat in r.commits
+        )
+    )
+    if g.phase == "dark-commit":
+        _next_spell_turn(b, c.now)
+    else:
+        _advance(b, c.now)
+
+
+def _reveal(b: _Builder, c: cmd.Reveal) -> None:
+    g = b.g
+    if g.phase in ("commit", "dark-commit", "spell", "mark") and c.seat in g.seats:
+        raise Rejected("reveal_too_early", "Reveals open once every commitment is in.")
+    _player_guard(g, c.seat, "reveal")
+    r = g.round
+    assert r is not None
+    if c.seat not in r.commits:
+        raise Rejected("no_commitment", "You have no commitment to reveal this round.")
+    if c.seat in r.reveals:
+        raise Rejected("already_revealed", "You have already revealed your word.")
+    if not check_reveal(r.commits[c.seat], g.game_id, r.number, c.seat, c.nonce, c.word):
+        raise Rejected("reveal_mismatch", "That word and nonce do not match your commitment.")
+    problem = validate_written(c.word)
+    if problem:
+        raise Rejected("bad_word", problem)
+    b.emit(ev.Revealed(round=r.number, seat=c.seat, word=c.word, nonce=c.nonce))
+    _advance(b, c.now)
+
+
+def _review_target(g: Game, seat: int) -> str:
+    r = g.round
+    assert r is not None and r.published is not None
+    if seat not in r.published:
+        raise Rejected("no_word", f"Seat {seat} has no summoning word this round.")
+    invalid, _ = current_checks(g)
+    if seat in invalid:
+        raise Rejected("already_invalid", f"{g.name(seat)}'s word is already invalid.")
+    return r.published[seat]
+
+
+def _proposal_cap(g: Game, seat: int) -> None:
+    r = g.round
+    assert r is not None
+    if sum(1 for p in r.proposals if p.by == seat) >= MAX_PROPOSALS_PER_PLAYER:
+        raise Rejected("too_many_proposals", "You have made enough proposals this round.")
+
+
+def _propose(b: _Builder, seat: int, kind: str, seats: tuple[int, ...], rule: str | None) -> None:
+    """V1: the proposer votes yes at once when they are not concerned by their own proposal."""
+    r = b.g.round
+    assert r is not None
+    pid = len(r.proposals)
+    b.emit(
+        ev.ProposalMade(
+            round=r.number,
+            proposal=pid,
+            by=seat,
+            kind=kind,
+            seats=seats,
+            rule=rule,  # type: ignore[arg-type]
+        )
+    )
+    assert b.g.round is not None
+    if seat in b.g.round.proposals[pid].voters:
+        b.emit(ev.VoteCast(round=r.number, proposal=pid, seat=seat, yes=True, reason="proposed it"))
+    _maybe_settle(b, pid)
+
+
+def _challenge(b: _Builder, c: cmd.Challenge) -> None:
+    g = b.g
+    _player_guard(g, c.seat, "review")
+    r = g.round
+    assert r is not None
+    if c.rule not in RULE_TEXT:
+        raise Rejected("bad_rule", f"Unknown rule {c.rule!r}; use one of {', '.join(RULE_TEXT)}.")
+    word = _review_target(g, c.target)
+    _proposal_cap(g, c.seat)
+    for p in r.proposals:
+        if (
+            p.kind == "challenge" and p.rule == c.rule and same_word(r.published[p.seats[0]], word)  # type: ignore[index]
+        ):
+            raise Rejected("duplicate_proposal", "That word has already been challenged so.")
+    _propose(b, c.seat, "challenge", (c.target,), c.rule)
+
+
+def _same(b: _Builder, c: cmd.ProposeSame) -> None:
+    g = b.g
+    _player_guard(g, c.seat, "review")
+    r = g.round
+    assert r is not None and r.published is not None
+    if c.a == c.b:
+        raise Rejected("bad_proposal", "Name two different players' words.")
+    wa = _review_target(g, c.a)
+    wb = _review_target(g, c.b)
+    if same_word(wa, wb):
+        raise Rejected("already_same", f"{wa!r} and {wb!r} are already the same word.")
+    _proposal_cap(g, c.seat)
+    for p in r.proposals:
+        if p.kind == "same":
+            x, y = (r.published[s] for s in p.seats)
+            if (same_word(x, wa) and same_word(y, wb)) or (same_word(x, wb) and same_word(y, wa)):
+                raise Rejected("duplicate_proposal", "Those words are already proposed as one.")
+    _propose(b, c.seat, "same", (c.a, c.b), None)
+
+
+def _vote(b: _Builder, c: cmd.Vote) -> None:
+    g = b.g
+    _player_guard(g, c.seat, "review")
+    r = g.round
+    assert r is not None
+    if not 0 <= c.proposal < len(r.proposals):
+        raise Rejected("unknown_proposal", f"There is no proposal {c.proposal}.")
+    p = r.proposals[c.proposal]
+    if not p.open:
+        raise Rejected("proposal_settled", "That proposal has already been settled.")
+    if c.seat not in p.voters:
+        raise Rejected("not_a_voter", "You wrote one of the words in question, so you do not vote.")
+    b.emit(
+        ev.VoteCast(round=r.number, proposal=p.id, seat=c.seat, yes=c.yes, reason=c.reason[:200])
+    )
+    _maybe_settle(b, p.id)
+
+
+def _done(b: _Builder, c: cmd.Done) -> None:
+    g = b.g
+    _player_guard(g, c.seat, "review")
+    r = g.round
+    assert r is not None
+    if c.seat in r.done:
+        raise Rejected("already_done", "You have already said you are done.")
+    b.emit(ev.PlayerDone(round=r.number, seat=c.seat))
+    _advance(b, c.now)
+
+
+def _tick(b: _Builder, c: cmd.Tick) -> None:
+    """A3: what happens when a phase's time runs out."""
+    g = b.g
+    if g.over or g.paused or g.deadline is None or c.now < g.deadline:
+        return
+    r = g.round
+    assert r is not None
+    if g.phase in ("choose", "dark-commit", "mark"):
+        _void(b, f"{g.name(r.conjurer)}, the conjurer, ran out of time", c.now)
+    elif g.phase == "spell":
+        assert g.turn is not None
+        b.emit(ev.TurnPassed(round=r.number, seat=g.turn, reason="ran out of time"))
+        _advance(b, c.now)
+    elif g.phase == "commit":
+        _close_commits(b, c.now)
+    elif g.phase == "reveal":
+        _publish(b, c.now)
+    elif g.phase == "review":
+        _finish_review(b, c.now)
+
+
+def _pause(b: _Builder, c: cmd.Pause) -> None:
+    g = b.g
+    _host_guard(g, c.seat)
+    if g.paused:
+        raise Rejected("paused", "The game is already paused.")
+    remaining = None if g.deadline is None else max(0.0, g.deadline - c.now)
+    b.emit(ev.GamePaused(by=c.seat, remaining=remaining))
+
+
+def _resume(b: _Builder, c: cmd.Resume) -> None:
+    g = b.g
+    _host_guard(g, c.seat)
+    if not g.paused:
+        raise Rejected("not_paused", "The game is not paused.")
+    remaining = g.paused_remaining
+    b.emit(ev.GameResumed(by=c.seat, deadline=None if remaining is None else c.now + remaining))
+
+
+def _after_absence(b: _Builder, seat: int, now: float) -> None:
+    """A2: without its conjurer a round cannot be marked; otherwise play goes on without them."""
+    g = b.g
+    r = g.round
+    if r is None or g.over:
+        return
+    if seat == r.conjurer and g.phase in ("choose", "dark-commit", "spell", "mark"):
+        _void(b, f"{g.name(seat)}, the conjurer, is not playing this round", now)
+        return
+    if g.phase == "review":
+        for p in list(g.round.proposals):  # type: ignore[union-attr]
+            _maybe_settle(b, p.id)
+    _advance(b, now)
+
+
+def _skip(b: _Builder, c: cmd.Skip) -> None:
+    g = b.g
+    _host_guard(g, c.seat)
+    _seat_guard(g, c.target)
+    r = g.round
+    assert r is not None
+    if c.target in r.skipped:
+        raise Rejected("already_skipped", f"{g.name(c.target)} is already skipped this round.")
+    b.emit(ev.PlayerSkipped(round=r.number, seat=c.target, by=c.seat))
+    _after_absence(b, c.target, c.now)
+
+
+def _kick(b: _Builder, c: cmd.Kick) -> None:
+    g = b.g
+    _host_guard(g, c.seat)
+    _seat_guard(g, c.target)
+    if c.target == c.seat:
+        raise Rejected("cannot_kick_self", "The host cannot remove themselves.")
+    b.emit(ev.PlayerKicked(seat=c.target, by=c.seat))
+    _after_absence(b, c.target, c.now)
+
+
+def _pass_host(b: _Builder, c: cmd.PassHost) -> None:
+    g = b.g
+    _seat_guard(g, c.to)
+    if c.to == g.host:
+        raise Rejected("already_host", f"{g.name(c.to)} is already the host.")
+    b.emit(ev.HostChanged(seat=c.to, reason=c.reason))
+
+
+_HANDLERS: dict[type, Callable[[_Builder, object], None]] = {
+    cmd.StartGame: _start,  # type: ignore[dict-item]
+    cmd.ChooseCard: _choose,  # type: ignore[dict-item]
+    cmd.WriteSpell: _spell,  # type: ignore[dict-item]
+    cmd.MarkBoards: _mark,  # type: ignore[dict-item]
+    cmd.Commit: _commit,  # type: ignore[dict-item]
+    cmd.Reveal: _reveal,  # type: ignore[dict-item]
+    cmd.Challenge: _challenge,  # type: ignore[dict-item]
+    cmd.ProposeSame: _same,  # type: ignore[dict-item]
+    cmd.Vote: _vote,  # type: ignore[dict-item]
+    cmd.Done: _done,  # type: ignore[dict-item]
+    cmd.Tick: _tick,  # type: ignore[dict-item]
+    cmd.Pause: _pause,  # type: ignore[dict-item]
+    cmd.Resume: _resume,  # type: ignore[dict-item]
+    cmd.Skip: _skip,  # type: ignore[dict-item]
+    cmd.Kick: _kick,  # type: ignore[dict-item]
+    cmd.PassHost: _pass_host,  # type: ignore[dict-item]
+}

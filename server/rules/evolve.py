@@ -1,0 +1,179 @@
+"""evolve(state, event) -> state: the only way a game's state changes.
+
+Pure: the given state is never modified (a shallow-but-sufficient copy is made first), no I/O,
+no clock. Replaying a log is ``fold(events)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from protocol import events as ev
+from server.rules.state import Game, Proposal, Round, RoundResultRecord
+
+
+def _clone_round(r: Round) -> Round:
+    return dataclasses.replace(
+        r,
+        spells=dict(r.spells),
+        passed=set(r.passed),
+        skipped=set(r.skipped),
+        commits=dict(r.commits),
+        reveals=dict(r.reveals),
+        published=None if r.published is None else dict(r.published),
+        proposals=[
+            dataclasses.replace(p, votes=dict(p.votes), reasons=dict(p.reasons))
+            for p in r.proposals
+        ],
+        done=set(r.done),
+    )
+
+
+def clone(g: Game) -> Game:
+    """A copy whose mutable parts are not shared with ``g``."""
+    return dataclasses.replace(
+        g,
+        kicked=set(g.kicked),
+        used=set(g.used),
+        totals=dict(g.totals),
+        round=None if g.round is None else _clone_round(g.round),
+        results=list(g.results),
+    )
+
+
+def evolve(state: Game | None, event: ev.Event) -> Game:
+    """Apply one event. Events are facts already decided: no validation happens here."""
+    if isinstance(event, ev.GameStarted):
+        return Game(
+            game_id=event.game_id,
+            room=event.room,
+            rules_version=event.rules_version,
+            variant=event.variant,
+            players=event.players,
+            host=event.host,
+            cards=event.cards,
+            limits=event.limits,
+            totals={p.seat: 0 for p in event.players},
+        )
+    if state is None:
+        raise ValueError(f"{type(event).__name__} before game_started")
+    g = clone(state)
+    r = g.round
+    match event:
+        case ev.RoundStarted(round=n, conjurer=c):
+            g.round = Round(number=n, conjurer=c)
+        case ev.PhaseStarted(phase=phase, turn=turn, deadline=deadline):
+            g.phase = phase
+            g.turn = turn
+            g.deadline = deadline
+        case ev.CardChosen(card=card):
+            assert r is not None
+            r.card = card
+        case ev.SpellWritten(seat=seat, word=word):
+            assert r is not None
+            r.spells[seat] = word
+        case ev.TurnPassed(seat=seat):
+            assert r is not None
+            r.passed.add(seat)
+        case ev.BoardsMarked(boards=boards):
+            assert r is not None
+            r.marked = tuple(boards)
+        case ev.Committed(seat=seat, commitment=commitment):
+            assert r is not None
+            r.commits[seat] = commitment
+        case ev.Revealed(seat=seat, word=word, nonce=nonce):
+            assert r is not None
+            r.reveals[seat] = (word, nonce)
+        case ev.SummonsPublished(words=words, unrevealed=unrevealed):
+            assert r is not None
+            r.published = dict(words)
+            r.unrevealed = tuple(unrevealed)
+        case ev.ProposalMade():
+            assert r is not None
+            _add_proposal(g, r, event)
+        case ev.VoteCast(proposal=pid, seat=seat, yes=yes, reason=reason):
+            assert r is not None
+            p = r.proposals[pid]
+            p.votes[seat] = yes
+            if reason:
+                p.reasons[seat] = reason
+        case ev.ProposalSettled(proposal=pid, carried=carried):
+            assert r is not None
+            r.proposals[pid].carried = carried
+        case ev.PlayerDone(seat=seat):
+            assert r is not None
+            r.done.add(seat)
+        case ev.RoundScored(round=n, case=case, points=points, invalid=invalid):
+            assert r is not None
+            for seat, pts in points.items():
+                g.totals[seat] = g.totals.get(seat, 0) + pts
+            if r.card is not None:
+                g.used.add(r.card)
+            g.results.append(
+                RoundResultRecord(n, r.conjurer, r.card, case, dict(points), dict(invalid))
+            )
+        case ev.RoundVoided(round=n, reason=reason):
+            assert r is not None
+            if r.card is not None:
+                g.used.add(r.card)
+            g.results.append(RoundResultRecord(n, r.conjurer, r.card, "void", {}, {}, reason))
+        case ev.PlayerSkipped(seat=seat):
+            assert r is not None
+            r.skipped.add(seat)
+            _forget_unrevealed(r, seat)
+        case ev.PlayerKicked(seat=seat):
+            g.kicked.add(seat)
+            if r is not None:
+                _forget_unrevealed(r, seat)
+        case ev.HostChanged(seat=seat):
+            g.host = seat
+        case ev.GamePaused(remaining=remaining):
+            g.paused = True
+            g.paused_remaining = remaining
+            g.deadline = None
+        case ev.GameResumed(deadline=deadline):
+            g.paused = False
+            g.paused_remaining = None
+            g.deadline = deadline
+        case ev.GameEnded(winners=winners):
+            g.phase = "over"
+            g.turn = None
+            g.deadline = None
+            g.winners = tuple(winners)
+        case _:
+            raise ValueError(f"unknown event {event!r}")
+    return g
+
+
+def _forget_unrevealed(r: Round, seat: int) -> None:
+    """A player who leaves the round writes nothing more: an unopened commitment is dropped."""
+    if r.published is None and seat not in r.reveals:
+        r.commits.pop(seat, None)
+
+
+def _add_proposal(g: Game, r: Round, e: ev.ProposalMade) -> None:
+    concerned = concerned_seats(g, r, e.seats)
+    voters = frozenset(s for s in g.active_seats() if s not in concerned)
+    p = Proposal(
+        id=e.proposal, kind=e.kind, by=e.by, seats=tuple(e.seats), rule=e.rule, voters=voters
+    )
+    r.proposals.append(p)
+    # A new question reopens the review for everyone who may vote on it.
+    r.done -= voters
+
+
+def concerned_seats(g: Game, r: Round, seats: Iterable[int]) -> set[int]:
+    """Everyone who wrote one of the words in question: they do not vote on it (V1)."""
+    from protocol.words import same_word
+
+    assert r.published is not None
+    words = [r.published[s] for s in seats]
+    return {s for s, w in r.published.items() if any(same_word(w, x) for x in words)}
+
+
+def fold(events: Iterable[ev.Event], state: Game | None = None) -> Game | None:
+    """The state after a sequence of events."""
+    for e in events:
+        state = evolve(state, e)
+    return state

@@ -1,0 +1,79 @@
+"""Readable explanations of a scored round, shared by ``conjure score`` and ``conjure replay``."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from server.rules.scoring import RoundResult, RoundSheet
+
+CASE_TEXT = {
+    "everyone": "everyone summoned the same thing (P1)",
+    "conjured": "at least one player matched the conjurer (P2)",
+    "missed-conjurer": "players matched each other but nobody matched the conjurer (P3)",
+    "failed": "no two players matched (P4)",
+}
+
+
+def stars(n: int) -> str:
+    return "★" * n
+
+
+def signed(n: int) -> str:
+    return f"+{n}" if n > 0 else str(n)
+
+
+def explain_round(sheet: RoundSheet[Any], result: RoundResult[Any]) -> list[str]:
+    """The words as written and compared, checks, the case and every point with its ruling."""
+    name = sheet.name
+    width = max((len(name(p)) for p in sheet.players), default=4)
+    lines = ["Spell words:"]
+    for p in sheet.players:
+        w = sheet.spell.get(p)
+        crystal = "  ◆ crystal" if p in sheet.marked else ""
+        lines.append(f"  {name(p):<{width}}  {w if w is not None else '(none)'}{crystal}")
+    lines.append("Summoning words:")
+    for p in sheet.players:
+        w = sheet.summon.get(p)
+        if w is None:
+            status = "no word" + (" (committed, never revealed)" if p in sheet.unrevealed else "")
+            lines.append(f"  {name(p):<{width}}  {status}")
+            continue
+        shown = f"{w!r}"
+        if result.compared.get(p) and result.compared[p] != w:
+            shown += f" (compared as {result.compared[p]!r})"
+        status = f"INVALID: {result.invalid[p].reason}" if p in result.invalid else "valid"
+        lines.append(f"  {name(p):<{width}}  {shown}: {status}")
+        for flag in result.flags.get(p, []):
+            lines.append(f"  {'':<{width}}  flag for the table: {flag}")
+    if sheet.same:
+        for a, b in sheet.same:
+            lines.append(f"Ruled the same thing: {a!r} = {b!r}")
+    for g in result.groups:
+        lines.append("Matched: " + ", ".join(name(p) for p in g))
+    lines.append(f"Case: {result.case}: {CASE_TEXT[result.case]}")
+    lines.append("Points:")
+    for p in sheet.players:
+        pts = result.reasons.get(p, [])
+        total = result.scores.get(p, 0)
+        lines.append(f"  {name(p):<{width}}  {signed(total):>3}")
+        for pt in pts:
+            lines.append(f"  {'':<{width}}     {signed(pt.points):>3}  {pt.why} [{pt.rule}]")
+    return lines
+
+
+def result_json(sheet: RoundSheet[Hashable], result: RoundResult[Hashable]) -> dict[str, Any]:
+    """The machine-readable form of a scored round (keys are player names)."""
+    name = sheet.name
+    return {
+        "case": result.case,
+        "scores": {name(p): result.scores[p] for p in sheet.players},
+        "invalid": {name(p): inv.reason for p, inv in result.invalid.items()},
+        "flags": {name(p): f for p, f in result.flags.items()},
+        "compared": {name(p): w for p, w in result.compared.items()},
+        "reasons": {
+            name(p): [{"points": x.points, "why": x.why, "rule": x.rule} for x in pts]
+            for p, pts in result.reasons.items()
+        },
+        "groups": [[name(p) for p in g] for g in result.groups],
+    }

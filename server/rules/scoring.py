@@ -1,0 +1,202 @@
+"""Scoring one round: the automatic checks, the matching and the four cases.
+
+Pure and shared: the live engine, the tabletop scorer (``conjure score``) and the replay auditor all
+call :func:`score_round`, so a point is always explained the same way. Players are opaque keys
+(seats in the engine, names on a tabletop sheet); ``names`` turns them into sentences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Literal, TypeVar
+
+from protocol.words import contains_written, hidden_inside, normalize, same_word
+
+P = TypeVar("P", bound=Hashable)
+
+Case = Literal["everyone", "conjured", "missed-conjurer", "failed"]
+CASES: tuple[str, ...] = ("everyone", "conjured", "missed-conjurer", "failed")
+
+INVALID_PENALTY = -3
+
+
+@dataclass(frozen=True)
+class RoundSheet(Generic[P]):
+    """Everything scoring needs to know about one round, however it was played."""
+
+    variant: Literal["standard", "dark-magic"]
+    stars: int
+    players: Sequence[P]
+    conjurer: P
+    marked: frozenset[P]
+    spell: Mapping[P, str]
+    summon: Mapping[P, str]
+    ruled_invalid: Mapping[P, str] = field(default_factory=dict)
+    same: Sequence[tuple[str, str]] = ()
+    unrevealed: frozenset[P] = frozenset()
+    names: Mapping[P, str] = field(default_factory=dict)
+
+    def name(self, p: P) -> str:
+        return self.names.get(p, str(p))
+
+
+@dataclass(frozen=True)
+class Point:
+    """Points and the ruling behind them (``rule`` is an id from docs/RULES.md)."""
+
+    points: int
+    why: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class Invalid:
+    rule: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RoundResult(Generic[P]):
+    case: Case
+    scores: dict[P, int]
+    reasons: dict[P, list[Point]]
+    invalid: dict[P, Invalid]
+    flags: dict[P, list[str]]
+    compared: dict[P, str]
+    groups: list[list[P]]
+
+
+def check_words(sheet: RoundSheet[P]) -> tuple[dict[P, Invalid], dict[P, list[str]]]:
+    """The automatic checks: binding written-word invalidity, advisory hidden-word flags."""
+    invalid: dict[P, Invalid] = {}
+    flags: dict[P, list[str]] = {}
+    for p in sheet.players:
+        word = sheet.summon.get(p)
+        if word is None:
+            continue
+        exempt = sheet.variant == "dark-magic" and p == sheet.conjurer
+        for q in sheet.players:
+            written = sheet.spell.get(q)
+            if written is None:
+                continue
+            if not exempt and contains_written(word, written):
+                if p not in invalid:
+                    what = "is" if same_word(word, written) else "contains"
+                    invalid[p] = Invalid(
+                        "C1",
+                        f"{word!r} {what} the written word {written!r} ({sheet.name(q)}'s spell word)",
+                    )
+            elif hidden_inside(word, written):
+                flags.setdefault(p, []).append(
+                    f"{written!r} ({sheet.name(q)}'s spell word) is hidden inside {word!r}"
+                )
+    for p in sheet.players:
+        if p in sheet.unrevealed and p not in invalid:
+            invalid[p] = Invalid("C6", "committed a word but never revealed it")
+    for p, rule in sheet.ruled_invalid.items():
+        if p not in invalid and p in sheet.summon:
+            why = f"the table ruled it invalid: it {rule}" if rule else "the table ruled it invalid"
+            invalid[p] = Invalid("C3", why)
+    return invalid, flags
+
+
+def _groups(sheet: RoundSheet[P], counted: dict[P, str]) -> list[list[P]]:
+    """Matching classes: the same word, or ruled the same thing, closed transitively (C7)."""
+    keys = [p for p in sheet.players if p in counted]
+    parent = {p: p for p in keys}
+
+    def find(p: P) -> P:
+        while parent[p] != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    def ruled_same(a: str, b: str) -> bool:
+        return any(
+            (same_word(a, x) and same_word(b, y)) or (same_word(a, y) and same_word(b, x))
+            for x, y in sheet.same
+        )
+
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            wa, wb = counted[a], counted[b]
+            if same_word(wa, wb) or ruled_same(wa, wb):
+                parent[find(a)] = find(b)
+    classes: dict[P, list[P]] = {}
+    for p in keys:
+        classes.setdefault(find(p), []).append(p)
+    return list(classes.values())
+
+
+def _n(k: int, noun: str) -> str:
+    return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
+
+
+def score_round(sheet: RoundSheet[P]) -> RoundResult[P]:
+    """Score one round; exactly one case applies, then -3 per invalid word (P5)."""
+    invalid, flags = check_words(sheet)
+    compared = {p: normalize(w) for p, w in sheet.summon.items() if p in sheet.players}
+    counted = {p: w for p, w in sheet.summon.items() if p in sheet.players and p not in invalid}
+    groups = _groups(sheet, counted)
+    reasons: dict[P, list[Point]] = {p: [] for p in sheet.players}
+    s = sheet.stars
+    c = sheet.conjurer
+    name = sheet.name
+    group_of = {p: g for g in groups for p in g}
+    case: Case
+
+    if len(counted) == len(sheet.players) and len(groups) == 1:
+        case = "everyone"
+        for p in sheet.players:
+            if p != c:
+                reasons[p].append(Point(1, "everyone summoned the same thing", "P1"))
+    elif c in counted and len(group_of[c]) >= 2:
+        case = "conjured"
+        matchers = [p for p in group_of[c] if p != c]
+        who = ", ".join(map(name, matchers))
+        reasons[c].append(
+            Point(
+                s * len(matchers),
+                f"{_n(len(matchers), 'player')} matched you ({who}): {_n(s, 'point')} each",
+                "P2a",
+            )
+        )
+        for p in matchers:
+            reasons[p].append(Point(s, f"matched the conjurer {name(c)}: {_n(s, 'star')}", "P2b"))
+        for p in sheet.players:
+            if p in sheet.marked:
+                reasons[p].append(Point(1, "your board held a crystal", "P2c"))
+        for g in groups:
+            if len(g) >= 2 and c not in g:
+                for p in g:
+                    others = ", ".join(name(q) for q in g if q != p)
+                    reasons[p].append(
+                        Point(2, f"shared a word other than the conjurer's with {others}", "P2d")
+                    )
+    elif any(len(g) >= 2 for g in groups):
+        case = "missed-conjurer"
+        for g in groups:
+            if len(g) >= 2:
+                for p in g:
+                    others = ", ".join(name(q) for q in g if q != p)
+                    reasons[p].append(
+                        Point(
+                            2 * s, f"matched {others}, not the conjurer: 2 x {_n(s, 'star')}", "P3"
+                        )
+                    )
+    else:
+        case = "failed"
+
+    for p, why in invalid.items():
+        reasons[p].append(Point(INVALID_PENALTY, f"invalid word: {why.reason}", "P5"))
+    scores = {p: sum(pt.points for pt in reasons[p]) for p in sheet.players}
+    return RoundResult(
+        case=case,
+        scores=scores,
+        reasons=reasons,
+        invalid=invalid,
+        flags=flags,
+        compared=compared,
+        groups=[g for g in groups if len(g) >= 2],
+    )

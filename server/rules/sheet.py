@@ -1,0 +1,49 @@
+"""Turning a live round into a scoring sheet, so the engine scores exactly as ``conjure score``."""
+
+from __future__ import annotations
+
+from protocol.events import RULE_TEXT
+from protocol.words import same_word
+from server.rules.scoring import RoundResult, RoundSheet, check_words, score_round
+from server.rules.state import Game
+
+
+def round_sheet(g: Game) -> RoundSheet[int]:
+    r = g.round
+    assert r is not None and r.card is not None
+    published = r.published or {}
+    players = [s for s in g.seats if g.active(s) or s in published]
+    ruled_invalid: dict[int, str] = {}
+    same: list[tuple[str, str]] = []
+    for p in r.proposals:
+        if not p.carried:
+            continue
+        if p.kind == "challenge":
+            target = published[p.seats[0]]
+            for s in players:
+                if s in published and same_word(published[s], target):
+                    ruled_invalid.setdefault(s, RULE_TEXT.get(p.rule or "", p.rule or ""))
+        else:
+            same.append((published[p.seats[0]], published[p.seats[1]]))
+    return RoundSheet(
+        variant=g.variant,
+        stars=g.cards[r.card].stars,
+        players=players,
+        conjurer=r.conjurer,
+        marked=frozenset(r.marked or ()),
+        spell=dict(r.spells),
+        summon={s: w for s, w in published.items() if s in players},
+        ruled_invalid=ruled_invalid,
+        same=same,
+        unrevealed=frozenset(r.unrevealed),
+        names={s: g.name(s) for s in g.seats},
+    )
+
+
+def current_checks(g: Game) -> tuple[dict, dict]:
+    """Invalid words and flags as they stand now (automatic checks plus carried challenges)."""
+    return check_words(round_sheet(g))
+
+
+def score_current(g: Game) -> RoundResult[int]:
+    return score_round(round_sheet(g))

@@ -1,0 +1,123 @@
+"""The state of one game: nothing but the fold of its events (see ``evolve``).
+
+Plain dataclasses; ``evolve`` never changes a state it is given, it returns a copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from protocol.deck import Card
+from protocol.events import Limits, Phase, PlayerInfo, Variant
+
+
+@dataclass
+class Proposal:
+    """A challenge of a word or a claim that two words name the same thing, and its vote."""
+
+    id: int
+    kind: str  # "challenge" | "same"
+    by: int
+    seats: tuple[int, ...]  # challenge: the word's writer; same: one writer of each word
+    rule: str | None
+    voters: frozenset[int]  # the players it does not concern
+    votes: dict[int, bool] = field(default_factory=dict)
+    reasons: dict[int, str] = field(default_factory=dict)
+    carried: bool | None = None  # None while open
+
+    @property
+    def open(self) -> bool:
+        return self.carried is None
+
+
+@dataclass
+class RoundResultRecord:
+    """What the log recorded for a finished round."""
+
+    round: int
+    conjurer: int
+    card: int | None
+    case: str  # one of the four cases, or "void"
+    points: dict[int, int]
+    invalid: dict[int, str] = field(default_factory=dict)
+    reason: str = ""
+
+
+@dataclass
+class Round:
+    number: int
+    conjurer: int
+    card: int | None = None
+    spells: dict[int, str] = field(default_factory=dict)
+    passed: set[int] = field(default_factory=set)
+    skipped: set[int] = field(default_factory=set)
+    marked: tuple[int, ...] | None = None
+    commits: dict[int, str] = field(default_factory=dict)
+    reveals: dict[int, tuple[str, str]] = field(default_factory=dict)
+    published: dict[int, str] | None = None
+    unrevealed: tuple[int, ...] = ()
+    proposals: list[Proposal] = field(default_factory=list)
+    done: set[int] = field(default_factory=set)
+
+
+@dataclass
+class Game:
+    game_id: str
+    room: str
+    rules_version: int
+    variant: Variant
+    players: tuple[PlayerInfo, ...]
+    host: int
+    cards: tuple[Card, ...]
+    limits: Limits
+    kicked: set[int] = field(default_factory=set)
+    used: set[int] = field(default_factory=set)
+    totals: dict[int, int] = field(default_factory=dict)
+    round: Round | None = None
+    results: list[RoundResultRecord] = field(default_factory=list)
+    phase: Phase = "choose"
+    turn: int | None = None
+    deadline: float | None = None
+    paused: bool = False
+    paused_remaining: float | None = None
+    winners: tuple[int, ...] = ()
+
+    @property
+    def seats(self) -> range:
+        return range(len(self.players))
+
+    @property
+    def over(self) -> bool:
+        return self.phase == "over"
+
+    def name(self, seat: int) -> str:
+        return self.players[seat].name
+
+    def active(self, seat: int) -> bool:
+        """Still expected to act this round: not kicked, not skipped."""
+        r = self.round
+        return seat not in self.kicked and (r is None or seat not in r.skipped)
+
+    def active_seats(self) -> list[int]:
+        return [s for s in self.seats if self.active(s)]
+
+    def spell_order(self) -> list[int]:
+        """Seat order starting with the conjurer (standard) or just after them (dark magic)."""
+        assert self.round is not None
+        n = len(self.players)
+        c = self.round.conjurer
+        order = [(c + i) % n for i in range(n)]
+        if self.variant == "dark-magic":
+            order = order[1:]
+        return order
+
+    def summoners(self) -> list[int]:
+        """Who writes a summoning word in the commit phase (dark magic: the conjurer already did)."""
+        assert self.round is not None
+        seats = self.active_seats()
+        if self.variant == "dark-magic":
+            seats = [s for s in seats if s != self.round.conjurer]
+        return seats
+
+    def remaining_cards(self) -> list[int]:
+        return [i for i in range(len(self.cards)) if i not in self.used]

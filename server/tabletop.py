@@ -1,0 +1,197 @@
+"""``conjure score``: settle a tabletop round typed in as a TOML sheet, with the engine's scoring.
+
+A sheet names the players in seat order, the conjurer, the marked boards, the spell and summoning
+words and any rulings the table made in review. Broken sheets are reported on stderr, naming the file
+and the field; the good ones are still scored, and the exit status is then 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from protocol.words import validate_written
+from server.rules.explain import explain_round, result_json, stars
+from server.rules.scoring import RoundSheet, score_round
+
+TOP_KEYS = {
+    "variant",
+    "stars",
+    "category",
+    "players",
+    "conjurer",
+    "marked",
+    "spell",
+    "summon",
+    "rulings",
+}
+
+
+class SheetError(ValueError):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"field `{field}`: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Sheet:
+    path: str
+    category: str | None
+    round: RoundSheet[str]
+
+
+def _str_list(doc: dict[str, Any], key: str, default: list[str] | None = None) -> list[str]:
+    value = doc.get(key, default)
+    if value is None:
+        raise SheetError(key, "is missing")
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise SheetError(key, "must be a list of names")
+    return value
+
+
+def _words(doc: dict[str, Any], key: str, players: list[str]) -> dict[str, str]:
+    table = doc.get(key, {})
+    if not isinstance(table, dict):
+        raise SheetError(key, "must be a table of player = word")
+    for who, word in table.items():
+        if who not in players:
+            raise SheetError(f"{key}.{who}", f"{who!r} is not one of the players")
+        if not isinstance(word, str):
+            raise SheetError(f"{key}.{who}", "must be a string")
+        problem = validate_written(word)
+        if problem:
+            raise SheetError(f"{key}.{who}", problem)
+    return dict(table)
+
+
+def parse_sheet(doc: dict[str, Any], path: str = "sheet") -> Sheet:
+    """Validate a parsed TOML sheet against the rules of a round; raise SheetError naming the field."""
+    unknown = set(doc) - TOP_KEYS
+    if unknown:
+        raise SheetError(sorted(unknown)[0], "is not a field of a round sheet")
+    variant = doc.get("variant", "standard")
+    if variant not in ("standard", "dark-magic"):
+        raise SheetError("variant", f'must be "standard" or "dark-magic", not {variant!r}')
+    n_stars = doc.get("stars")
+    if not isinstance(n_stars, int) or isinstance(n_stars, bool) or not 1 <= n_stars <= 3:
+        raise SheetError("stars", f"must be 1, 2 or 3, not {n_stars!r}")
+    category = doc.get("category")
+    if category is not None and not isinstance(category, str):
+        raise SheetError("category", "must be a string")
+    players = _str_list(doc, "players")
+    if not 3 <= len(players) <= 8:
+        raise SheetError("players", f"a round has 3 to 8 players, not {len(players)}")
+    if len({p.casefold() for p in players}) != len(players):
+        raise SheetError("players", "names must be different")
+    conjurer = doc.get("conjurer")
+    if conjurer not in players:
+        raise SheetError("conjurer", f"{conjurer!r} is not one of the players")
+    marked = _str_list(doc, "marked", [])
+    for m in marked:
+        if m not in players:
+            raise SheetError("marked", f"{m!r} is not one of the players")
+    if len(set(marked)) != len(marked):
+        raise SheetError("marked", "a board holds at most one crystal")
+    low = 0 if variant == "dark-magic" else 2
+    if not low <= len(marked) <= 4:
+        raise SheetError(
+            "marked", f"a {variant} round marks {low} to 4 boards, not {len(marked)} (S3, D3)"
+        )
+    spell = _words(doc, "spell", players)
+    summon = _words(doc, "summon", players)
+    if variant == "dark-magic" and conjurer in spell:
+        raise SheetError(f"spell.{conjurer}", "the Dark Magic conjurer writes no spell word (D2)")
+    for m in marked:
+        if m not in spell:
+            raise SheetError("marked", f"{m} has no spell word to mark (S3)")
+    rulings = doc.get("rulings", {})
+    if not isinstance(rulings, dict):
+        raise SheetError("rulings", "must be a table")
+    bad = set(rulings) - {"invalid", "same"}
+    if bad:
+        raise SheetError(f"rulings.{sorted(bad)[0]}", "is not a kind of ruling")
+    invalid = _str_list(rulings, "invalid", [])
+    for who in invalid:
+        if who not in players:
+            raise SheetError("rulings.invalid", f"{who!r} is not one of the players")
+        if who not in summon:
+            raise SheetError("rulings.invalid", f"{who} wrote no summoning word")
+    same_raw = rulings.get("same", [])
+    if not isinstance(same_raw, list) or not all(
+        isinstance(x, list) and len(x) == 2 and all(isinstance(w, str) for w in x) for x in same_raw
+    ):
+        raise SheetError("rulings.same", "must be a list of pairs of words")
+    return Sheet(
+        path=path,
+        category=category,
+        round=RoundSheet(
+            variant=variant,
+            stars=n_stars,
+            players=players,
+            conjurer=conjurer,
+            marked=frozenset(marked),
+            spell=spell,
+            summon=summon,
+            ruled_invalid={who: "" for who in invalid},
+            same=[(a, b) for a, b in same_raw],
+            names={p: p for p in players},
+        ),
+    )
+
+
+def load_sheet(path: Path) -> Sheet:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SheetError("file", f"cannot read it ({exc.strerror})") from None
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SheetError("file", "is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SheetError("file", f"is not valid TOML ({exc})") from None
+    return parse_sheet(doc, str(path))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "sheets", nargs="+", metavar="SHEET.toml", type=Path, help="round sheets to score, in order"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object per sheet, one per line"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    status = 0
+    for path in args.sheets:
+        try:
+            sheet = load_sheet(path)
+        except SheetError as exc:
+            print(f"conjure score: {path}: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        result = score_round(sheet.round)
+        if args.json:
+            doc = {
+                "sheet": str(path),
+                "category": sheet.category,
+                "stars": sheet.round.stars,
+                "variant": sheet.round.variant,
+                "conjurer": sheet.round.conjurer,
+            }
+            doc.update(result_json(sheet.round, result))
+            print(json.dumps(doc, ensure_ascii=False))
+        else:
+            r = sheet.round
+            title = f"{sheet.category or 'Category'} {stars(r.stars)} ({r.variant})"
+            print(f"== {path}: {title}, conjurer {r.conjurer}")
+            for line in explain_round(r, result):
+                print(line)
+            print()
+    return status

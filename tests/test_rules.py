@@ -1,0 +1,695 @@
+"""The rulings of docs/RULES.md, one test (or more) per id, played on the pure engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.events import Limits
+from server.rules import commands as c
+from server.rules import fold
+from tests.rulestable import DEFAULT_CARDS, NAMES, RulesError, Table, players
+
+ROCKET_SPELLS = {"Ann": "freighter", "Bob": "hydrogen", "Cy": "rocket", "Dee": "ocean"}
+
+
+# ---------------------------------------------------------------- table
+
+
+def test_T1_three_to_eight_players():
+    for n in (3, 8):
+        assert Table(n).g.phase == "choose"
+    for n in (2, 9):
+        t = Table.__new__(Table)
+        t.state = None
+        t.events = []
+        cards = tuple(DEFAULT_CARDS * 2)[:n]
+        from protocol.deck import Card
+
+        code = t.reject(
+            c.StartGame(
+                now=0,
+                game_id="g",
+                room="ABCD",
+                variant="standard",
+                players=players(n) if n <= 8 else (*players(8), players(8)[0]),
+                host=0,
+                cards=tuple(Card(text=f"{x}{i}", stars=s) for i, (x, s) in enumerate(cards)),
+                limits=Limits(),
+            )
+        )
+        assert code in ("player_count", "bad_seats")
+
+
+def test_T2_every_player_has_a_different_colour():
+    t = Table(8)
+    assert len({p.colour for p in t.g.players}) == 8
+
+
+def test_T3_one_card_dealt_per_player():
+    t = Table(4)
+    assert len(t.g.cards) == 4
+
+
+def test_T5_round_r_is_conjured_by_seat_r_and_there_is_one_round_per_player():
+    t = Table(3)
+    seen = []
+    for _ in range(3):
+        seen.append(t.conjurer)
+        t.play_round(
+            t.g.remaining_cards()[0],
+            {"Ann": "sun", "Bob": "moon", "Cy": "star"},
+            ("Ann", "Bob"),
+            {"Ann": "comet", "Bob": "comet", "Cy": "planet"},
+        )
+    assert seen == [0, 1, 2]
+    assert t.g.phase == "over"
+    assert t.reject(c.ChooseCard(now=t.now, seat=0, card=0)) == "game_over"
+
+
+def test_T6_highest_total_wins_and_ties_share():
+    t = Table(3)
+    # Round 1 (Vehicle, 2 stars): Ann conjures, Bob matches; Cy's board is unmarked.
+    t.play_round(
+        "Vehicle",
+        {"Ann": "wing", "Bob": "engine", "Cy": "sky"},
+        ("Ann", "Bob"),
+        {"Ann": "airplane", "Bob": "airplanes", "Cy": "kite"},
+    )
+    # Ann: 1 matcher x 2 stars + crystal; Bob: 2 + crystal.
+    assert t.g.totals == {0: 3, 1: 3, 2: 0}
+    # Round 2 (Animal, 1 star): Bob conjures, Ann matches; both marked.
+    t.play_round(
+        "Animal",
+        {"Bob": "mane", "Cy": "savanna", "Ann": "roar"},
+        ("Bob", "Ann"),
+        {"Ann": "lion", "Bob": "lion", "Cy": "zebra"},
+    )
+    assert t.g.totals == {0: 5, 1: 5, 2: 0}
+    # Round 3 (Fruit, 1 star): Cy conjures; nobody matches anybody.
+    t.play_round(
+        "Fruit",
+        {"Cy": "yellow", "Ann": "monkey", "Bob": "peel"},
+        ("Cy", "Bob"),
+        {"Ann": "mango", "Bob": "kiwi", "Cy": "banana"},
+    )
+    assert t.g.totals == {0: 5, 1: 5, 2: 0}
+    assert t.g.winners == (0, 1)
+
+
+# ---------------------------------------------------------------- standard round
+
+
+def test_S1_conjurer_chooses_a_remaining_card_which_then_leaves_the_table():
+    t = Table(3)
+    assert t.reject(c.ChooseCard(now=t.now, seat=1, card=0)) == "not_your_turn"
+    assert t.reject(c.ChooseCard(now=t.now, seat=0, card=7)) == "bad_card"
+    t.play_round(
+        1,
+        {"Ann": "a1", "Bob": "b1", "Cy": "c1"},
+        ("Ann", "Bob"),
+        {"Ann": "x", "Bob": "y", "Cy": "z"},
+    )
+    assert 1 in t.g.used
+    assert t.reject(c.ChooseCard(now=t.now, seat=1, card=1)) == "bad_card"
+
+
+def test_S2_spell_words_in_seat_order_from_the_conjurer():
+    t = Table(4)
+    t.play_round(0, ROCKET_SPELLS, ("Ann", "Bob"), {n: f"w{n}" for n in NAMES[:4]})
+    t.choose(1)
+    order = []
+    while t.g.phase == "spell":
+        order.append(t.g.turn)
+        t.spell(f"word{t.g.turn}")
+    assert order == [1, 2, 3, 0]
+    assert t.g.round.spells[1] == "word1"  # type: ignore[union-attr]
+
+
+def test_S2_a_spell_word_out_of_turn_is_refused():
+    t = Table(4)
+    t.choose(0)
+    assert t.reject(c.WriteSpell(now=t.now, seat=2, word="rocket")) == "not_your_turn"
+
+
+def test_W1_written_word_limits():
+    t = Table(4)
+    t.choose(0)
+    for bad in ("", "   ", "two\nlines", "x" * 41):
+        assert t.reject(c.WriteSpell(now=t.now, seat=0, word=bad)) == "bad_word"
+    t.spell("x" * 40)
+
+
+def test_S3_two_to_four_distinct_boards_own_allowed():
+    t = Table(5, cards=DEFAULT_CARDS[:5])
+    t.choose(0)
+    t.spell("a", "b", "c", "d", "e")
+    seat = t.conjurer
+    for bad in ((1,), (0, 1, 2, 3, 4), (1, 1)):
+        assert t.reject(c.MarkBoards(now=t.now, seat=seat, boards=bad)) == "bad_marks"
+    assert t.reject(c.MarkBoards(now=t.now, seat=1, boards=(0, 1))) == "not_your_turn"
+    t.mark("Ann", "Bob", "Cy", "Dee")
+    assert t.g.round.marked == (0, 1, 2, 3)  # type: ignore[union-attr]
+    assert t.g.phase == "commit"
+
+
+def test_S3_only_a_board_with_a_spell_word_can_be_marked():
+    t = Table(4)
+    t.choose(0)
+    t.spell("a", None, "c", "d")
+    assert t.reject(c.MarkBoards(now=t.now, seat=0, boards=(0, 1))) == "bad_marks"
+
+
+def test_S4_words_are_revealed_only_after_all_commits_and_published_together():
+    t = Table(4)
+    t.choose(0)
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob", "Cy")
+    t.commit("Ann", "spaceship")
+    with pytest.raises(RulesError, match="reveal_too_early"):
+        t.reveal("Ann", "spaceship")
+    for n, w in (("Bob", "spaceship"), ("Cy", "zeppelin"), ("Dee", "submarine")):
+        t.commit(n, w)
+    assert t.g.phase == "reveal"
+    t.reveal("Ann", "spaceship")
+    assert t.g.round.published is None  # type: ignore[union-attr]
+    t.reveal("Bob", "spaceship")
+    t.reveal("Cy", "zeppelin")
+    out = t.run(
+        c.Reveal(
+            now=t.now,
+            seat=3,
+            word="submarine",
+            nonce=__import__("tests.rulestable").rulestable.nonce_for(3, 1, "submarine").hex(),
+        )
+    )
+    published = [e for e in out if type(e).__name__ == "SummonsPublished"]
+    assert len(published) == 1 and published[0].words == {
+        0: "spaceship",
+        1: "spaceship",
+        2: "zeppelin",
+        3: "submarine",
+    }
+
+
+def test_S4_a_player_may_replace_their_commitment_while_the_summon_is_open():
+    t = Table(4)
+    t.choose(0)
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob")
+    t.commit("Bob", "airship")
+    t.commit("Bob", "spaceship")
+    assert t.events[-1].replaced is True  # type: ignore[attr-defined]
+    t.summon({"Ann": "spaceship", "Cy": "x-wing", "Dee": "submarine"})
+    t.reveal("Bob", "spaceship")
+    assert t.g.round.published[1] == "spaceship"  # type: ignore[union-attr,index]
+
+
+def test_S4_a_commitment_after_the_summon_closed_is_refused():
+    t = Table(4)
+    t.choose(0)
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob")
+    for n in NAMES[:4]:
+        t.commit(n, f"w{n}")
+    assert t.g.phase == "reveal"
+    with pytest.raises(RulesError, match="commits_closed"):
+        t.commit("Bob", "other")
+
+
+def test_S4_a_copied_commitment_is_refused():
+    t = Table(4)
+    t.choose(0)
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob")
+    t.commit("Ann", "spaceship")
+    theirs = t.g.round.commits[0]  # type: ignore[union-attr]
+    assert t.reject(c.Commit(now=t.now, seat=1, commitment=theirs)) == "copied_commitment"
+
+
+def test_S4_a_reveal_that_does_not_match_is_refused():
+    t = Table(4)
+    t.choose(0)
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob")
+    for n in NAMES[:4]:
+        t.commit(n, f"w{n}")
+    from tests.rulestable import nonce_for
+
+    bad = c.Reveal(now=t.now, seat=1, word="other", nonce=nonce_for(1, 1, "wBob").hex())
+    assert t.reject(bad) == "reveal_mismatch"
+    bad = c.Reveal(now=t.now, seat=1, word="wBob", nonce="00" * 32)
+    assert t.reject(bad) == "reveal_mismatch"
+
+
+def test_S5_review_ends_when_everyone_is_done():
+    t = Table(4)
+    t.choose(0)
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob")
+    t.summon({"Ann": "spaceship", "Bob": "spaceship", "Cy": "zeppelin", "Dee": "submarine"})
+    assert t.g.phase == "review"
+    t.done("Ann", "Bob", "Cy")
+    assert t.g.phase == "review"
+    t.done("Dee")
+    assert t.g.results[-1].case == "conjured"
+
+
+def test_rulebook_example_freighter_hydrogen_rocket():
+    """The rulebook's example, as the issue's sample sheet: Vehicle, 2 stars."""
+    t = Table(4)
+    t.choose("Vehicle")
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob", "Cy")
+    t.summon({"Ann": "spaceship", "Bob": "Spaceships", "Cy": "zeppelin", "Dee": "hydrogen bomb"})
+    t.run(c.Challenge(now=t.now, seat=0, target=2, rule="category"))
+    t.run(c.Vote(now=t.now, seat=1, proposal=0, yes=True))
+    t.run(c.Vote(now=t.now, seat=3, proposal=0, yes=True))
+    t.done()
+    r = t.last_result()
+    assert r.case == "conjured"
+    # Ann: 1 matcher x 2 stars + crystal; Bob: 2 + crystal; Cy: crystal - 3; Dee: -3 (C1).
+    assert r.points == {0: 3, 1: 3, 2: -2, 3: -3}
+    assert "hydrogen" in r.invalid[3]
+
+
+# ---------------------------------------------------------------- dark magic
+
+
+def dark_table() -> Table:
+    return Table(4, variant="dark-magic")
+
+
+def test_D1_conjurer_commits_at_once_after_choosing():
+    t = dark_table()
+    t.choose(0)
+    assert t.g.phase == "dark-commit"
+    assert t.reject(c.WriteSpell(now=t.now, seat=1, word="x")) == "out_of_phase"
+    t.commit("Ann", "spaceship")
+    assert t.g.phase == "spell"
+
+
+def test_D2_others_write_in_seat_order_after_the_conjurer_who_writes_none():
+    t = dark_table()
+    t.choose(0)
+    t.commit("Ann", "spaceship")
+    order = []
+    while t.g.phase == "spell":
+        order.append(t.g.turn)
+        t.spell("w")
+    assert order == [1, 2, 3]
+    assert 0 not in t.g.round.spells  # type: ignore[union-attr]
+
+
+def test_D3_dark_magic_marks_zero_to_four_boards():
+    t = dark_table()
+    t.choose(0)
+    t.commit("Ann", "spaceship")
+    t.spell("rocket", "ocean", "cheese")
+    t.mark()
+    assert t.g.round.marked == ()  # type: ignore[union-attr]
+    assert t.g.phase == "commit"
+
+
+def test_D4_others_commit_then_everyone_reveals_and_scores_as_usual():
+    t = dark_table()
+    t.choose("Vehicle")
+    t.commit("Ann", "spaceship")
+    t.spell("rocket", "astronaut", "cheese")
+    t.mark("Bob", "Cy")
+    assert t.reject(c.Commit(now=t.now, seat=0, commitment="a" * 64)) == "commits_closed"
+    t.summon({"Bob": "space shuttle", "Cy": "spaceships", "Dee": "moon buggy", "Ann": "spaceship"})
+    t.done()
+    r = t.last_result()
+    assert r.case == "conjured"
+    # Ann +2 (Cy matched), Cy +2 +1 crystal, Bob +1 crystal.
+    assert r.points == {0: 2, 1: 1, 2: 3, 3: 0}
+
+
+def test_D5_the_dark_magic_conjurer_is_exempt_from_the_written_word_check():
+    t = dark_table()
+    t.choose("Vehicle")
+    t.commit("Ann", "rocket")
+    t.spell("rocket", "fuel", "moon")
+    t.mark("Bob", "Cy")
+    t.summon({"Bob": "spaceship", "Cy": "rockets", "Dee": "rocket", "Ann": "rocket"})
+    t.done()
+    r = t.last_result()
+    assert 0 not in r.invalid
+    assert set(r.invalid) == {2, 3}
+    assert r.case == "failed"
+
+
+# ---------------------------------------------------------------- checks
+
+
+def scored(summons: dict[str, str], marks=("Ann", "Bob", "Cy"), spells=None, card="Vehicle"):
+    t = Table(4)
+    t.play_round(card, spells or ROCKET_SPELLS, marks, summons)
+    return t.last_result()
+
+
+def test_C1_same_as_a_written_word_is_invalid_marked_or_not():
+    r = scored({"Ann": "spaceship", "Bob": "ocean", "Cy": "Rockets", "Dee": "spaceship"})
+    assert set(r.invalid) == {1, 2}
+
+
+def test_C1_containing_a_written_word_as_a_whole_word_is_invalid():
+    spells = {"Ann": "freighter", "Bob": "hydrogen", "Cy": "truck", "Dee": "ocean"}
+    r = scored(
+        {"Ann": "spaceship", "Bob": "hydrogen bomb", "Cy": "fire trucks", "Dee": "spaceship"},
+        spells=spells,
+    )
+    assert set(r.invalid) == {1, 2}
+    assert "contains" in r.invalid[1]
+
+
+def test_C1_a_vote_cannot_overturn_the_automatic_check():
+    t = Table(4)
+    t.choose("Vehicle")
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob")
+    t.summon({"Ann": "spaceship", "Bob": "rocket ship", "Cy": "spaceship", "Dee": "jet"})
+    assert t.reject(c.Challenge(now=t.now, seat=0, target=1, rule="noun")) == "already_invalid"
+    assert t.reject(c.ProposeSame(now=t.now, seat=0, a=1, b=0)) == "already_invalid"
+
+
+def test_C2_a_word_hidden_inside_is_only_flagged():
+    spells = {"Ann": "freighter", "Bob": "dog", "Cy": "ship", "Dee": "ocean"}
+    t = Table(4)
+    t.play_round(
+        "Animal",
+        spells,
+        ("Bob", "Cy"),
+        {"Ann": "dogfish", "Bob": "dogfish", "Cy": "catfish", "Dee": "spaceship"},
+    )
+    r = t.last_result()
+    assert r.invalid == {}
+    assert r.case == "conjured"
+
+    # the flags are visible in the scoring sheet of that round
+    assert r.points[0] == 1 * 1  # Ann: Bob matched, 1 star
+
+
+def test_C2_the_table_can_rule_a_flagged_word_invalid():
+    spells = {"Ann": "freighter", "Bob": "dog", "Cy": "ship", "Dee": "ocean"}
+    t = Table(4)
+    t.choose("Animal")
+    t.spell_by(spells)
+    t.mark("Bob", "Cy")
+    t.summon({"Ann": "dogfish", "Bob": "shark", "Cy": "whale", "Dee": "eel"})
+    t.run(c.Challenge(now=t.now, seat=1, target=0, rule="written-word"))
+    t.run(c.Vote(now=t.now, seat=2, proposal=0, yes=True))
+    t.run(c.Vote(now=t.now, seat=3, proposal=0, yes=False))
+    assert t.g.round.proposals[0].carried is True  # type: ignore[union-attr]
+    t.done()
+    assert t.last_result().points[0] == -3
+
+
+def test_C4_an_invalid_word_takes_no_part_in_matching():
+    # Bob's "rocket" would match Cy's, but it is invalid (Cy wrote "rocket" as a spell word).
+    r = scored({"Ann": "spaceship", "Bob": "rocket", "Cy": "zeppelin", "Dee": "rockets"})
+    assert r.case == "failed"
+    assert r.points == {0: 0, 1: -3, 2: 0, 3: -3}
+
+
+def test_C5_no_word_scores_nothing_and_loses_nothing():
+    t = Table(4)
+    t.choose("Vehicle")
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob")
+    t.commit("Ann", "spaceship")
+    t.commit("Bob", "spaceship")
+    t.commit("Cy", "zeppelin")
+    t.timeout()  # Dee never commits
+    t.reveal("Ann", "spaceship")
+    t.reveal("Bob", "spaceship")
+    t.reveal("Cy", "zeppelin")
+    t.done()
+    r = t.last_result()
+    assert r.points[3] == 0 and 3 not in r.invalid
+
+
+def test_C6_committed_but_never_revealed_is_invalid():
+    t = Table(4)
+    t.choose("Vehicle")
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob")
+    for n, w in (("Ann", "spaceship"), ("Bob", "spaceship"), ("Cy", "zeppelin"), ("Dee", "jet")):
+        t.commit(n, w)
+    t.reveal("Ann", "spaceship")
+    t.reveal("Bob", "spaceship")
+    t.reveal("Cy", "zeppelin")
+    t.timeout()  # Dee never reveals
+    assert t.g.round.unrevealed == (3,)  # type: ignore[union-attr]
+    t.done()
+    assert t.last_result().points[3] == -3
+
+
+def test_C7_matching_is_the_same_word_or_a_table_ruling_and_is_transitive():
+    t = Table(5, cards=DEFAULT_CARDS[:5])
+    t.choose("Vehicle")
+    t.spell_by(
+        {"Ann": "freighter", "Bob": "hydrogen", "Cy": "rocket", "Dee": "ocean", "Eve": "comet"}
+    )
+    t.mark("Ann", "Bob", "Cy")
+    t.summon(
+        {"Ann": "spaceship", "Bob": "space ship", "Cy": "starship", "Dee": "geese", "Eve": "goose"}
+    )
+    t.run(c.ProposeSame(now=t.now, seat=3, a=0, b=1))  # Dee proposes spaceship = space ship
+    for s in (2, 4):
+        t.run(c.Vote(now=t.now, seat=s, proposal=0, yes=True))
+    t.run(c.ProposeSame(now=t.now, seat=3, a=1, b=2))  # space ship = starship
+    for s in (4,):
+        t.run(c.Vote(now=t.now, seat=s, proposal=1, yes=True))
+    t.done()
+    r = t.last_result()
+    assert r.case == "conjured"
+    # Ann: 2 matchers x 2 stars + crystal; Bob, Cy: 2 + crystal; Dee & Eve (geese=goose): +2 each
+    assert r.points == {0: 5, 1: 3, 2: 3, 3: 2, 4: 2}
+
+
+# ---------------------------------------------------------------- review
+
+
+def review_table() -> Table:
+    t = Table(4)
+    t.choose("Vehicle")
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob")
+    t.summon({"Ann": "spaceship", "Bob": "spaceship", "Cy": "zeppelin", "Dee": "green car"})
+    return t
+
+
+def test_V1_the_writers_of_a_word_do_not_vote_on_it():
+    t = review_table()
+    t.run(c.Challenge(now=t.now, seat=2, target=0, rule="category"))
+    p = t.g.round.proposals[0]  # type: ignore[union-attr]
+    assert p.voters == {2, 3}  # Ann and Bob both wrote "spaceship"
+    assert p.votes == {2: True}  # the proposer voted by proposing
+    assert t.reject(c.Vote(now=t.now, seat=1, proposal=0, yes=False)) == "not_a_voter"
+
+
+def test_V2_a_strict_majority_of_votes_cast_carries_and_a_tie_does_not():
+    t = review_table()
+    t.run(c.Challenge(now=t.now, seat=0, target=3, rule="no-adjectives"))
+    t.run(c.Vote(now=t.now, seat=1, proposal=0, yes=False))
+    t.run(c.Vote(now=t.now, seat=2, proposal=0, yes=True))
+    assert t.g.round.proposals[0].carried is True  # type: ignore[union-attr]
+    t = review_table()
+    t.run(c.Challenge(now=t.now, seat=0, target=3, rule="no-adjectives"))
+    t.run(c.Vote(now=t.now, seat=1, proposal=0, yes=False))
+    t.done()  # Cy never votes: 1-1 is a tie, the word stays valid
+    assert t.g.results[-1].invalid == {}
+
+
+def test_V3_review_time_running_out_settles_open_proposals_with_votes_cast():
+    t = review_table()
+    t.run(c.Challenge(now=t.now, seat=0, target=2, rule="category"))
+    t.timeout()
+    assert t.g.results[-1].invalid.keys() == {2}  # 1-0 of the votes cast
+
+
+def test_V4_a_new_proposal_reopens_the_review_for_its_voters():
+    t = review_table()
+    t.done("Ann", "Bob", "Cy")
+    t.run(c.Challenge(now=t.now, seat=3, target=2, rule="category"))
+    assert t.g.round.done == {2}  # type: ignore[union-attr]  # Cy is concerned, stays done
+
+
+def test_V5_duplicates_and_the_proposal_limit():
+    t = review_table()
+    t.run(c.Challenge(now=t.now, seat=0, target=2, rule="category"))
+    assert t.reject(c.Challenge(now=t.now, seat=1, target=2, rule="category")) == (
+        "duplicate_proposal"
+    )
+    assert t.reject(c.ProposeSame(now=t.now, seat=1, a=0, b=1)) == "already_same"
+    assert t.reject(c.Challenge(now=t.now, seat=1, target=2, rule="bogus")) == "bad_rule"
+
+
+def test_V6_a_ruling_applies_to_every_writer_of_the_word():
+    t = review_table()
+    t.run(c.Challenge(now=t.now, seat=2, target=0, rule="category"))
+    t.run(c.Vote(now=t.now, seat=3, proposal=0, yes=True))
+    t.done()
+    assert set(t.g.results[-1].invalid) == {0, 1}
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def test_P1_everyone_matches_every_player_but_the_conjurer_scores_one():
+    r = scored({n: "spaceship" for n in NAMES[:4]})
+    assert r.case == "everyone"
+    assert r.points == {0: 0, 1: 1, 2: 1, 3: 1}
+
+
+def test_P1_not_everyone_when_someone_has_no_word():
+    t = Table(4)
+    t.choose("Vehicle")
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob")
+    for n in ("Ann", "Bob", "Cy"):
+        t.commit(n, "spaceship")
+    t.timeout()
+    for n in ("Ann", "Bob", "Cy"):
+        t.reveal(n, "spaceship")
+    t.done()
+    assert t.last_result().case == "conjured"
+
+
+def test_P2_conjured_points():
+    # Vehicle is 2 stars. Ann conjures "spaceship"; Bob matches; Cy and Dee share "zeppelin".
+    r = scored(
+        {"Ann": "spaceship", "Bob": "spaceships", "Cy": "zeppelin", "Dee": "Zeppelins"},
+        marks=("Bob", "Cy", "Dee"),
+    )
+    assert r.case == "conjured"
+    # P2a Ann 2; P2b Bob 2, P2c Bob 1; Cy, Dee: P2c 1 + P2d 2
+    assert r.points == {0: 2, 1: 3, 2: 3, 3: 3}
+
+
+def test_P3_missed_conjurer_two_per_star_per_matching_player():
+    r = scored({"Ann": "spaceship", "Bob": "zeppelin", "Cy": "zeppelin", "Dee": "jet"})
+    assert r.case == "missed-conjurer"
+    assert r.points == {0: 0, 1: 4, 2: 4, 3: 0}
+
+
+def test_P4_failed_nobody_scores():
+    r = scored({"Ann": "spaceship", "Bob": "zeppelin", "Cy": "jet", "Dee": "submarine"})
+    assert r.case == "failed"
+    assert r.points == {0: 0, 1: 0, 2: 0, 3: 0}
+
+
+def test_P5_invalid_costs_three_whatever_the_case():
+    r = scored({"Ann": "spaceship", "Bob": "spaceship", "Cy": "zeppelin", "Dee": "ocean liner"})
+    assert r.case == "conjured" and r.points[3] == -3
+
+
+# ---------------------------------------------------------------- absence, time, host
+
+
+def test_A1_a_skipped_player_writes_nothing_and_is_not_waited_for():
+    t = Table(4)
+    t.choose("Vehicle")
+    t.run(c.Skip(now=t.now, seat=0, target=2))
+    t.spell_by({"Ann": "freighter", "Bob": "hydrogen", "Dee": "ocean"})
+    assert 2 not in t.g.round.spells  # type: ignore[union-attr]
+    t.mark("Ann", "Bob")
+    assert t.reject(c.Commit(now=t.now, seat=2, commitment="b" * 64)) == "skipped"
+    t.summon({"Ann": "spaceship", "Bob": "spaceship", "Dee": "jet"})
+    t.done()
+    assert 2 not in t.last_result().points  # not a player of this round
+    assert t.g.round.number == 2 and t.g.active(2)  # type: ignore[union-attr]
+
+
+def test_A1_skipping_drops_an_unopened_commitment():
+    t = Table(4)
+    t.choose("Vehicle")
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob")
+    t.commit("Cy", "zeppelin")
+    t.run(c.Skip(now=t.now, seat=0, target=2))
+    t.summon({"Ann": "spaceship", "Bob": "spaceship", "Dee": "jet"})
+    t.done()
+    assert 2 not in t.last_result().invalid
+
+
+def test_A2_skipping_the_conjurer_before_the_marks_voids_the_round():
+    t = Table(4)
+    t.choose("Vehicle")
+    t.run(c.Skip(now=t.now, seat=0, target=0))
+    assert t.g.results[-1].case == "void"
+    assert 0 in t.g.used
+    assert t.g.round.number == 2 and t.g.phase == "choose"  # type: ignore[union-attr]
+
+
+def test_A2_fewer_than_two_spell_words_voids_a_standard_round():
+    t = Table(3)
+    t.choose(0)
+    t.spell("only", None, None)
+    assert t.g.results[-1].case == "void"
+
+
+def test_A3_timeouts():
+    t = Table(4)
+    t.timeout()  # the conjurer never chooses
+    assert t.g.results[-1].case == "void" and t.g.round.number == 2  # type: ignore[union-attr]
+    t.choose(1)
+    t.spell("a", None, "c", "d")
+    assert 2 in t.g.round.passed  # type: ignore[union-attr]
+    t.timeout()  # Bob never marks
+    assert t.g.results[-1].case == "void"
+
+
+def test_A3_deadlines_are_absolute_times_in_events():
+    t = Table(4, limits=Limits(choose=30.0))
+    assert t.g.deadline == t.now + 30.0
+    starts = [e for e in t.events if type(e).__name__ == "PhaseStarted"]
+    assert starts[-1].deadline == t.now + 30.0
+    t2 = Table(4, limits=Limits(choose=None))
+    assert t2.g.deadline is None
+    t2.run(c.Tick(now=1e12))
+    assert t2.g.phase == "choose"
+
+
+def test_A4_a_removed_player_cannot_win_and_their_round_is_void():
+    t = Table(3)
+    assert t.reject(c.Kick(now=t.now, seat=0, target=0)) == "cannot_kick_self"
+    assert t.reject(c.Kick(now=t.now, seat=1, target=2)) == "not_host"
+    t.run(c.Kick(now=t.now, seat=0, target=2))
+    t.play_round(
+        "Vehicle", {"Ann": "wing", "Bob": "engine"}, ("Ann", "Bob"), {"Ann": "jet", "Bob": "jets"}
+    )
+    t.play_round(
+        "Animal", {"Bob": "mane", "Ann": "roar"}, ("Bob", "Ann"), {"Ann": "lion", "Bob": "tiger"}
+    )
+    assert t.g.phase == "over"
+    assert t.g.results[-1].case == "void"
+    assert 2 not in t.g.winners
+
+
+def test_A5_pause_stops_the_clock():
+    t = Table(4, limits=Limits(choose=30.0))
+    t.now += 10
+    assert t.reject(c.Pause(now=t.now, seat=1)) == "not_host"
+    t.run(c.Pause(now=t.now, seat=0))
+    assert t.reject(c.ChooseCard(now=t.now, seat=0, card=0)) == "paused"
+    t.run(c.Tick(now=t.now + 1000))
+    assert t.g.phase == "choose"
+    t.now += 1000
+    t.run(c.Resume(now=t.now, seat=0))
+    assert t.g.deadline == pytest.approx(t.now + 20.0)
+
+
+def test_A6_the_host_role_passes():
+    t = Table(4)
+    t.run(c.PassHost(now=t.now, to=1, reason="Ann left"))
+    assert t.g.host == 1
+    assert t.reject(c.Pause(now=t.now, seat=0)) == "not_host"
+
+
+def test_the_state_is_the_fold_of_its_events():
+    t = review_table()
+    t.run(c.Challenge(now=t.now, seat=2, target=0, rule="category"))
+    t.done()
+    assert fold(t.events) == t.g
