@@ -1,0 +1,627 @@
+"""``conjure replay LOG``: verify a saved game log, then explain every round and every point.
+
+    conjure replay replays/<game>.jsonl [--round N] [--json] [--events]
+                   [--receipt SEQ:HASH|FILE ...] [--state-dir DIR ...] [--no-state-dir]
+
+It verifies before it explains (``server.audit_verify``): the hash chain and sequence numbers, each
+reveal against its commitment, every receipt (given with ``--receipt`` or found in the client
+state directory), and every round's score recomputed by the rules engine against the log's. Then
+it explains each round (or just ``--round N``) and the totals. ``--events`` lists the events one per
+line, ``--json`` prints one JSON document instead of text.
+
+Exit status: 0 when everything verifies, 1 when anything does not (a torn tail included: the
+game's last action was cut), 2 when the input cannot be audited at all (no such file, not a log,
+unknown rules version, a malformed ``--receipt``). Procedure and examples: docs/LOG.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from protocol import events as ev
+from protocol.events import RULE_TEXT
+from server.audit_verify import (
+    Audit,
+    Receipt,
+    RoundAudit,
+    Step,
+    Unusable,
+    audit,
+    default_state_dir,
+    parse_receipt_arg,
+)
+from server.rules.explain import explain_round, result_json, signed, stars
+
+__all__ = ["add_arguments", "audit", "render_json", "render_text", "run"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Times
+
+
+def clock(ts: float, *, date: bool = False) -> str:
+    """A record's time in UTC (logs travel between machines: one zone for everyone)."""
+    t = datetime.fromtimestamp(ts, UTC)
+    return t.strftime("%Y-%m-%d %H:%M:%S UTC" if date else "%H:%M:%S")
+
+
+def since(ts: float, start: float) -> str:
+    """``+m:ss`` (or ``+h:mm:ss``) after ``start``."""
+    d = max(0, round(ts - start))
+    h, rest = divmod(d, 3600)
+    m, s = divmod(rest, 60)
+    return f"+{h}:{m:02d}:{s:02d}" if h else f"+{m}:{s:02d}"
+
+
+# ---------------------------------------------------------------------------------------------
+# One line per event
+
+
+def _actor(a: Audit, e: ev.Event | None) -> str:
+    if e is None:
+        return "-"
+    by = getattr(e, "by", None)
+    if by is not None:
+        return a.name(by)
+    seat = getattr(e, "seat", None)
+    return a.name(seat) if seat is not None else "-"
+
+
+def _card(a: Audit, index: int | None) -> str:
+    if index is None or a.start is None or not 0 <= index < len(a.start.cards):
+        return "(no card)"
+    c = a.start.cards[index]
+    return f"{c.text} {stars(c.stars)}"
+
+
+def _word_of(a: Audit, step: Step, seat: int) -> str:
+    """A published word of the round ``step`` belongs to (for proposals)."""
+    r = a.round(getattr(step.event, "round", -1))
+    if r is not None and r.before is not None and r.before.round is not None:
+        w = (r.before.round.published or {}).get(seat)
+        if w is not None:
+            return repr(w)
+    return f"{a.name(seat)}'s word"
+
+
+def summary(a: Audit, step: Step) -> str:
+    """A short sentence for one event (``--events``)."""
+    e = step.event
+    if e is None:
+        return f"(cannot be read: {step.error})"
+    n = a.name
+    rnd = f"round {e.round}: " if hasattr(e, "round") else ""
+    match e:
+        case ev.GameStarted():
+            names = ", ".join(p.name for p in e.players)
+            deck = ", ".join(f"{c.text} {stars(c.stars)}" for c in e.cards)
+            return (
+                f"game {e.game_id} in room {e.room}: {e.variant}, rules version "
+                f"{e.rules_version}, players {names}; host {n(e.host)}; cards {deck}"
+            )
+        case ev.RoundStarted():
+            return f"round {e.round} begins; conjurer {n(e.conjurer)}"
+        case ev.PhaseStarted():
+            turn = f", {n(e.turn)}'s turn" if e.turn is not None else ""
+            until = f", until {clock(e.deadline)}" if e.deadline is not None else ", no clock"
+            return f"{rnd}{e.phase} phase{turn}{until}"
+        case ev.CardChosen():
+            return f"{rnd}chose {_card(a, e.card)}"
+        case ev.SpellWritten():
+            return f"{rnd}spell word {e.word!r}"
+        case ev.TurnPassed():
+            return f"{rnd}spell turn passed ({e.reason})"
+        case ev.BoardsMarked():
+            marked = ", ".join(n(s) for s in e.boards) or "no boards"
+            return f"{rnd}crystals on {marked}"
+        case ev.Committed():
+            again = " (replaces the earlier one)" if e.replaced else ""
+            return f"{rnd}commitment {e.commitment[:12]}…{again}"
+        case ev.Revealed():
+            return f"{rnd}revealed {e.word!r} (nonce {e.nonce[:8]}…)"
+        case ev.SummonsPublished():
+            words = ", ".join(f"{n(s)} {w!r}" for s, w in e.words.items()) or "no words"
+            never = ", ".join(n(s) for s in e.unrevealed)
+            return f"{rnd}published {words}" + (f"; never revealed: {never}" if never else "")
+        case ev.ProposalMade():
+            if e.kind == "challenge":
+                rule = RULE_TEXT.get(e.rule or "", e.rule or "")
+                what = f"challenges {_word_of(a, step, e.seats[0])}: {rule}"
+            else:
+                words = " = ".join(_word_of(a, step, s) for s in e.seats)
+                what = f"proposes {words} (the same thing)"
+            return f"{rnd}#{e.proposal} {what}"
+        case ev.VoteCast():
+            why = f": {e.reason!r}" if e.reason else ""
+            return f"{rnd}#{e.proposal} votes {'yes' if e.yes else 'no'}{why}"
+        case ev.ProposalSettled():
+            verdict = "carried" if e.carried else "not carried"
+            return f"{rnd}#{e.proposal} {verdict}, {e.yes}-{e.no}"
+        case ev.PlayerDone():
+            return f"{rnd}done reviewing"
+        case ev.RoundScored():
+            pts = ", ".join(f"{n(s)} {signed(p)}" for s, p in e.points.items())
+            return f"{rnd}{e.case}; {pts}"
+        case ev.RoundVoided():
+            return f"{rnd}void: {e.reason}"
+        case ev.PlayerSkipped():
+            return f"{rnd}{n(e.seat)} is skipped this round"
+        case ev.PlayerKicked():
+            return f"{n(e.seat)} is removed from the game"
+        case ev.HostChanged():
+            return f"{n(e.seat)} is now the host ({e.reason})"
+        case ev.GamePaused():
+            left = f" with {e.remaining:.0f} s on the clock" if e.remaining is not None else ""
+            return f"game paused{left}"
+        case ev.GameResumed():
+            return "game resumed"
+        case ev.GameEnded():
+            totals = ", ".join(f"{n(s)} {t}" for s, t in e.totals.items())
+            winners = ", ".join(n(s) for s in e.winners) or "nobody"
+            return f"game over; totals {totals}; won by {winners}"
+    return type(e).__name__
+
+
+def event_lines(a: Audit, steps: list[Step]) -> list[str]:
+    width = max((len(s.record.type) for s in steps), default=10)
+    who = max((len(_actor(a, s.event)) for s in steps), default=1)
+    day = ""
+    out = []
+    for s in steps:
+        t = datetime.fromtimestamp(s.record.ts, UTC)
+        if t.strftime("%Y-%m-%d") != day:
+            day = t.strftime("%Y-%m-%d")
+            out.append(f"-- {day} (UTC)")
+        stamp = t.strftime("%H:%M:%S.") + f"{t.microsecond // 1000:03d}"
+        out.append(
+            f"{s.record.seq:>5}  {stamp}  {s.record.type:<{width}}  "
+            f"{_actor(a, s.event):<{who}}  {summary(a, s)}"
+        )
+    return out
+
+
+def event_json(a: Audit, s: Step) -> dict[str, Any]:
+    return {
+        "seq": s.record.seq,
+        "ts": s.record.ts,
+        "time": clock(s.record.ts, date=True),
+        "type": s.record.type,
+        "actor": None if _actor(a, s.event) == "-" else _actor(a, s.event),
+        "summary": summary(a, s),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Rounds
+
+
+def _proposal_lines(a: Audit, r: RoundAudit) -> list[str]:
+    g = r.before
+    if g is None or g.round is None or not g.round.proposals:
+        return []
+    published = g.round.published or {}
+    made = {s.event.proposal: s.record.ts for s in r.steps if isinstance(s.event, ev.ProposalMade)}
+    history: dict[int, dict[int, list[bool]]] = {}
+    for s in r.steps:
+        if isinstance(s.event, ev.VoteCast):
+            history.setdefault(s.event.proposal, {}).setdefault(s.event.seat, []).append(
+                s.event.yes
+            )
+    settled = {
+        s.event.proposal: s.event for s in r.steps if isinstance(s.event, ev.ProposalSettled)
+    }
+    out = ["Challenges and proposals:"]
+    for p in g.round.proposals:
+        words = [repr(published.get(s, "?")) for s in p.seats]
+        if p.kind == "challenge":
+            rule = RULE_TEXT.get(p.rule or "", p.rule or "")
+            what = f"{a.name(p.by)} challenged {a.name(p.seats[0])}'s {words[0]}: it {rule}"
+        else:
+            what = f"{a.name(p.by)} proposed that {words[0]} and {words[1]} are the same thing"
+        at = f" ({since(made[p.id], r.started)})" if p.id in made else ""
+        done = settled.get(p.id)
+        if done is not None:
+            verdict = (
+                f"CARRIED {done.yes}-{done.no}"
+                if done.carried
+                else (f"not carried {done.yes}-{done.no}")
+            )
+        else:
+            verdict = "still open when the log ends"
+        out.append(f"  #{p.id} {what}{at}: {verdict}")
+        votes = []
+        for seat in sorted(p.votes):
+            v = "yes" if p.votes[seat] else "no"
+            why = p.reasons.get(seat)
+            earlier = history.get(p.id, {}).get(seat, [])
+            changed = " (changed their vote)" if len(set(earlier)) > 1 else ""
+            votes.append(f"{a.name(seat)} {v}" + (f" ({why!r})" if why else "") + changed)
+        silent = [a.name(s) for s in sorted(p.voters) if s not in p.votes]
+        out.append("      votes: " + ("; ".join(votes) if votes else "none"))
+        if silent:
+            out.append("      did not vote: " + ", ".join(silent))
+    return out
+
+
+def _commit_lines(a: Audit, r: RoundAudit) -> list[str]:
+    if not r.commits:
+        return []
+    width = max(len(a.name(s)) for s in r.commits)
+    out = ["Commit-then-reveal (times from the round start):"]
+    for seat in sorted(r.commits):
+        c = r.commits[seat]
+        parts = []
+        if c.committed:
+            parts.append(f"committed {since(c.committed[0], r.started)}")
+            parts += [f"replaced {since(t, r.started)}" for t in c.committed[1:]]
+        if c.revealed is not None:
+            ok = "opens the commitment" if c.opens else "DOES NOT OPEN the commitment"
+            parts.append(f"revealed {since(c.revealed, r.started)}, {ok}")
+        elif (
+            r.before is not None
+            and r.before.round is not None
+            and seat not in r.before.round.commits
+        ):
+            parts.append("left the round before revealing: the commitment was dropped (A1)")
+        elif r.finished or (r.before is not None and r.before.phase not in ("commit", "reveal")):
+            parts.append("never revealed")
+        else:
+            parts.append("not revealed when the log ends")
+        out.append(f"  {a.name(seat):<{width}}  " + ", ".join(parts))
+    return out
+
+
+def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
+    out = []
+    for s in r.steps:
+        e = s.event
+        at = since(s.record.ts, r.started)
+        match e:
+            case ev.CardChosen():
+                out.append(f"{at}  {a.name(e.seat)} chose {_card(a, e.card)}")
+            case ev.TurnPassed():
+                out.append(f"{at}  {a.name(e.seat)}'s spell turn passed: {e.reason}")
+            case ev.PlayerSkipped():
+                by = f" by {a.name(e.by)}" if e.by is not None else ""
+                out.append(f"{at}  {a.name(e.seat)} was skipped for this round{by}")
+            case ev.PlayerKicked():
+                out.append(f"{at}  {a.name(e.seat)} was removed from the game by {a.name(e.by)}")
+            case ev.HostChanged():
+                out.append(f"{at}  {a.name(e.seat)} became the host ({e.reason})")
+            case ev.GamePaused():
+                out.append(f"{at}  {a.name(e.by)} paused the game")
+            case ev.GameResumed():
+                out.append(f"{at}  {a.name(e.by)} resumed the game")
+            case ev.SummonsPublished():
+                out.append(f"{at}  the summoning words were published together")
+    return ["Timeline:", *(f"  {x}" for x in out)] if out else []
+
+
+def _n(k: int, noun: str) -> str:
+    return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
+
+
+def _points(a: Audit, points: dict[int, int]) -> str:
+    return ", ".join(f"{a.name(s)} {signed(p)}" for s, p in points.items()) or "no points"
+
+
+def round_lines(a: Audit, r: RoundAudit) -> list[str]:
+    total = len(a.start.players) if a.start is not None else "?"
+    g = r.before
+    card = g.round.card if g is not None and g.round is not None else None
+    title = f"Round {r.number} of {total}"
+    if card is not None:
+        title += f": {_card(a, card)}"
+    out = [f"{title}, conjurer {a.name(r.conjurer)}"]
+    out.append(f"  started {clock(r.started)} UTC")
+    body: list[str] = []
+    body += _other_lines(a, r)
+    body += _commit_lines(a, r)
+    body += _proposal_lines(a, r)
+    if r.void_reason is not None:
+        at = since(r.steps[-1].record.ts, r.started) if r.steps else "?"
+        for st in r.steps:
+            if isinstance(st.event, ev.RoundVoided):
+                at = since(st.record.ts, r.started)
+        body.append(f"VOID at {at}: {r.void_reason}. Nobody scores this round.")
+    elif r.sheet is not None and r.result is not None:
+        body += explain_round(r.sheet, r.result)
+    if isinstance(r.recorded, ev.RoundScored):
+        agree = "the same as the rules engine" if not r.problems else "DIFFERENT (see below)"
+        body.append(
+            f"The log recorded: {r.recorded.case}; {_points(a, r.recorded.points)}: {agree}"
+        )
+    if r.recorded is None:
+        phase = g.phase if g is not None else "?"
+        which = "verified part of the log" if a.corrupt or a.torn else "log"
+        body.append(f"The {which} ends during this round ({phase} phase): it was never scored.")
+    for p in r.problems:
+        body.append(f"PROBLEM: {p}")
+    if r.recorded is not None:
+        body.append(
+            "Running totals: " + ", ".join(f"{a.name(s)} {t}" for s, t in r.running.items())
+        )
+    out += [f"  {x}" for x in body]
+    return out
+
+
+def round_json(a: Audit, r: RoundAudit) -> dict[str, Any]:
+    g = r.before
+    rnd = g.round if g is not None else None
+    card = None
+    if rnd is not None and rnd.card is not None and a.start is not None:
+        c = a.start.cards[rnd.card]
+        card = {"index": rnd.card, "text": c.text, "stars": c.stars}
+    doc: dict[str, Any] = {
+        "round": r.number,
+        "conjurer": a.name(r.conjurer),
+        "conjurer_seat": r.conjurer,
+        "card": card,
+        "started": r.started,
+        "case": r.case,
+        "scores": {},
+    }
+    if r.sheet is not None and r.result is not None:
+        doc.update(result_json(r.sheet, r.result))
+    if r.void_reason is not None:
+        doc["void_reason"] = r.void_reason
+    if rnd is not None:
+        doc["spells"] = {
+            a.name(s): {"word": w, "crystal": s in (rnd.marked or ())}
+            for s, w in rnd.spells.items()
+        }
+        doc["summons"] = {a.name(s): w for s, w in (rnd.published or {}).items()}
+        doc["unrevealed"] = [a.name(s) for s in rnd.unrevealed]
+        doc["proposals"] = [
+            {
+                "id": p.id,
+                "by": a.name(p.by),
+                "kind": p.kind,
+                "players": [a.name(s) for s in p.seats],
+                "words": [(rnd.published or {}).get(s) for s in p.seats],
+                "rule": p.rule,
+                "votes": {
+                    a.name(s): {"yes": y, "reason": p.reasons.get(s, "")}
+                    for s, y in sorted(p.votes.items())
+                },
+                "carried": p.carried,
+            }
+            for p in rnd.proposals
+        ]
+    doc["commitments"] = {
+        a.name(s): {"committed": c.committed, "revealed": c.revealed, "opens": c.opens}
+        for s, c in sorted(r.commits.items())
+    }
+    rec = r.recorded
+    if isinstance(rec, ev.RoundScored):
+        doc["recorded"] = {
+            "case": rec.case,
+            "scores": {a.name(s): p for s, p in rec.points.items()},
+            "invalid": {a.name(s): why for s, why in rec.invalid.items()},
+        }
+    elif isinstance(rec, ev.RoundVoided):
+        doc["recorded"] = {"case": "void", "scores": {}, "reason": rec.reason}
+    else:
+        doc["recorded"] = None
+    doc["finished"] = r.finished
+    doc["agrees"] = r.finished and not r.problems
+    doc["problems"] = list(r.problems)
+    doc["running_totals"] = {a.name(s): t for s, t in r.running.items()} if r.finished else None
+    return doc
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole report
+
+
+def _check_lines(a: Audit) -> list[str]:
+    k = a.kinds
+    n = len(a.records)
+    out = []
+
+    def line(ok: bool | None, text: str) -> None:
+        out.append(f"  {'ok  ' if ok else 'note' if ok is None else 'FAIL'}  {text}")
+
+    if "chain" not in k:
+        last = f", last hash {a.records[-1].hash[:16]}…" if a.records else ""
+        line(
+            True,
+            f"hash chain: {n} records (seq 0-{n - 1}), every hash, seq, link and batch checks{last}",
+        )
+    for p in k.get("chain", []):
+        line(False, p)
+    if a.start is not None:
+        part = " in the verified part" if a.corrupt is not None or a.torn is not None else ""
+        if "reveals" not in k:
+            line(
+                True,
+                f"commit-then-reveal{part}: {_n(a.reveals_checked, 'reveal')}, each opens its commitment "
+                "and came after the summon closed; the published words are the revealed ones",
+            )
+        scored = [r for r in a.rounds if r.recorded is not None and r.void_reason is None]
+        void = [r for r in a.rounds if r.void_reason is not None]
+        if "scores" not in k and "replay" not in k:
+            line(
+                True,
+                f"scores{part}: {_n(len(scored), 'scored round')} recomputed with rules version "
+                f"{a.start.rules_version} agree with the log, case and every player's points"
+                + (f"; {len(void)} void" if void else ""),
+            )
+        if a.ended is not None and "totals" not in k:
+            line(True, "final totals and winners: as the rounds add up")
+        for kind in ("replay", "reveals", "scores", "totals"):
+            for p in k.get(kind, []):
+                line(False, p)
+    for r in a.receipts:
+        if r.status == "on-chain":
+            line(True, f"{r.label()}: on the chain")
+        elif r.status == "unchecked":
+            line(None, f"{r.label()}: unchecked: {r.detail}")
+    for p in k.get("receipts", []):
+        line(False, p)
+    for note in a.notes:
+        line(None, note)
+    return out
+
+
+def render_text(a: Audit, rounds: list[RoundAudit], events: bool, event_steps: list[Step]) -> str:
+    out = [f"Game log {a.path} ({a.size} bytes, {len(a.records)} verified records)"]
+    s = a.start
+    if s is not None:
+        names = ", ".join(p.name for p in s.players)
+        out.append(
+            f"Game {s.game_id} in room {s.room}: {s.variant}, rules version {s.rules_version}, "
+            f"{len(s.players)} players: {names}"
+        )
+        out.append("Cards dealt: " + ", ".join(f"{c.text} {stars(c.stars)}" for c in s.cards))
+        first, last = a.records[0].ts, a.records[-1].ts
+        out.append(f"Started {clock(first, date=True)}; last record {clock(last, date=True)}")
+    out.append("")
+    out.append("Verification:")
+    out += _check_lines(a)
+    if a.verified:
+        out.append("=> VERIFIED: everything above checks.")
+    else:
+        n = len(a.problems)
+        out.append(f"=> NOT VERIFIED: {n} problem{'s' if n != 1 else ''}.")
+    if events:
+        out.append("")
+        out.append("Events (seq, time UTC, type, actor, summary):")
+        out += event_lines(a, event_steps)
+    for r in rounds:
+        out.append("")
+        out += round_lines(a, r)
+    if s is not None:
+        out.append("")
+        final = a.finished
+        out.append("Final totals (recomputed):" if final else "Totals so far (recomputed):")
+        width = max(len(p.name) for p in s.players)
+        for p in s.players:
+            gone = " (removed from the game)" if a.state and p.seat in a.state.kicked else ""
+            out.append(f"  {p.name:<{width}}  {a.totals.get(p.seat, 0):>4}{gone}")
+        if final:
+            winners = [a.name(w) for w in a.winners()]
+            word = "Winner" if len(winners) == 1 else "Winners (a shared win)"
+            out.append(f"{word}: {', '.join(winners) or 'nobody'}")
+            if a.ended is not None and tuple(a.ended.winners) != a.winners():
+                logged = ", ".join(a.name(w) for w in a.ended.winners) or "nobody"
+                out.append(f"(the log names {logged})")
+        else:
+            out.append("The game is not over in this log.")
+    return "\n".join(out)
+
+
+def render_json(
+    a: Audit, rounds: list[RoundAudit], events: bool, event_steps: list[Step]
+) -> dict[str, Any]:
+    s = a.start
+    doc: dict[str, Any] = {
+        "log": str(a.path),
+        "verified": a.verified,
+        "problems": list(a.problems),
+        "notes": list(a.notes),
+        "game_id": s.game_id if s else None,
+        "room": s.room if s else None,
+        "variant": s.variant if s else None,
+        "rules_version": s.rules_version if s else None,
+        "players": [{"seat": p.seat, "name": p.name, "colour": p.colour} for p in s.players]
+        if s
+        else [],
+        "records": len(a.records),
+        "last_seq": len(a.records) - 1 if a.records else None,
+        "last_hash": a.records[-1].hash if a.records else None,
+        "chain": {"ok": a.corrupt is None and a.torn is None, "first_bad": a.first_bad},
+        "torn": a.torn,
+        "finished": a.finished,
+        "receipts": [r.to_json() for r in a.receipts],
+        "rounds": [round_json(a, r) for r in rounds],
+        "totals": {a.name(seat): t for seat, t in a.totals.items()},
+        "recorded_totals": {a.name(seat): t for seat, t in a.ended.totals.items()}
+        if a.ended
+        else None,
+        "winners": [a.name(w) for w in a.winners()],
+        "recorded_winners": [a.name(w) for w in a.ended.winners] if a.ended else None,
+    }
+    if a.replay_stopped:
+        doc["replay_stopped"] = a.replay_stopped
+    if events:
+        doc["events"] = [event_json(a, st) for st in event_steps]
+    return doc
+
+
+# ---------------------------------------------------------------------------------------------
+# The command
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("log", metavar="LOG", type=Path, help="a game log (replays/<game>.jsonl)")
+    parser.add_argument(
+        "--round", type=int, metavar="N", help="explain only round N (everything is verified)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--events", action="store_true", help="also list every event, one per line")
+    parser.add_argument(
+        "--receipt",
+        action="append",
+        default=[],
+        metavar="SEQ:HASH|FILE",
+        help="a receipt a client kept: SEQ:HASH, or a receipt file (repeatable)",
+    )
+    parser.add_argument(
+        "--state-dir",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="a client state directory whose receipts/ to check (repeatable; default: "
+        "$CONJURE_STATE_DIR, else this user's state directory)",
+    )
+    parser.add_argument(
+        "--no-state-dir", action="store_true", help="do not look for receipts in a state directory"
+    )
+
+
+def _fail(text: str) -> int:
+    print(f"conjure replay: {text}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    receipts: list[Receipt] = []
+    files: list[Path] = []
+    try:
+        for item in args.receipt:
+            path = Path(item)
+            if ":" not in item and path.is_file():
+                files.append(path)
+            else:
+                receipts.append(parse_receipt_arg(item))
+    except Unusable as exc:
+        return _fail(str(exc))
+    if args.no_state_dir:
+        state_dirs: list[Path] = []
+    else:
+        state_dirs = list(args.state_dir or [default_state_dir()])
+    try:
+        a = audit(args.log, receipts, state_dirs, files)
+    except Unusable as exc:
+        return _fail(str(exc))
+    rounds = a.rounds
+    steps = a.steps
+    if args.round is not None:
+        r = a.round(args.round)
+        if r is None:
+            held = f"it holds rounds 1-{a.rounds[-1].number}" if a.rounds else "it holds no round"
+            return _fail(f"{args.log}: round {args.round} is not in this log ({held})")
+        rounds = [r]
+        steps = r.steps
+    if args.json:
+        doc = render_json(a, rounds, args.events, steps)
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+    else:
+        print(render_text(a, rounds, args.events, steps))
+    return 0 if a.verified else 1

@@ -1,0 +1,737 @@
+"""The checks behind ``conjure replay``: verify a game log, then re-derive every round from it.
+
+:func:`audit` reads one log and returns an :class:`Audit`: what was checked, every problem found
+(each a sentence naming the line, sequence number, round and player concerned) and, per round,
+the state the round closed on, the engine's own score of it and what the log recorded. Rendering
+(text and JSON) lives in ``server.audit``; docs/LOG.md ("Auditing a game") describes the checks.
+
+Order of the checks:
+
+1. **Chain** (``server.logstore.read_log``): every record's hash, ``seq``, ``prev`` link and batch
+   count. The first bad record is named by line and seq; a torn tail (what a crash in the middle
+   of an append leaves) is reported as such. After corruption only the verified prefix is used.
+2. **Receipts**: each ``(seq, hash)`` a client kept must lie on the chain. One that does not
+   proves the log was rewritten after it was sent; one beyond the end proves it was cut short.
+3. **Replay**: every event is folded through the rules engine at the rules version the log names.
+   Along the way: each reveal must open the seat's latest commitment (and come only after the
+   summon closed), the published words must be the revealed ones, each ``round_scored`` must equal
+   the engine's own score of the state just before it (case and every player's points), and
+   ``game_ended`` must hold the totals and winners the rounds add up to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from protocol import events as ev
+from protocol.commitment import check_reveal
+from protocol.events import RULES_VERSION
+from server.logstore import LogCorrupt, LogRecord, read_log, verify_receipt
+from server.rules.evolve import evolve
+from server.rules.scoring import RoundResult, RoundSheet, score_round
+from server.rules.sheet import round_sheet
+from server.rules.state import Game
+
+#: Rules versions this program can score. A log naming another one is refused (exit 2).
+KNOWN_RULES_VERSIONS: frozenset[int] = frozenset({RULES_VERSION})
+
+_RECORD_START = b'{"batch":'
+_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+
+
+class Unusable(Exception):
+    """Input that cannot be audited at all (exit status 2); the message is a whole sentence."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Receipts
+
+
+@dataclass
+class Receipt:
+    """A ``(seq, hash)`` a client kept, where it came from, and what the log says about it."""
+
+    seq: int
+    hash: str
+    source: str
+    #: "on-chain", "not-on-chain", "beyond-end", or "unchecked" (the log is damaged before it)
+    status: str = "unchecked"
+    detail: str = ""
+
+    def label(self) -> str:
+        return f"receipt seq {self.seq} hash {self.hash[:12]}… ({self.source})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "hash": self.hash,
+            "source": self.source,
+            "status": self.status,
+            "detail": self.detail,
+        }
+
+
+def parse_receipt_arg(text: str) -> Receipt:
+    """``SEQ:HASH`` from the command line; raises Unusable with a sentence otherwise."""
+    seq_text, sep, hash_text = text.strip().partition(":")
+    if not sep or not seq_text.isdigit() or not _HEX64.match(hash_text):
+        raise Unusable(
+            f"--receipt {text!r}: expected SEQ:HASH (a sequence number, a colon and the record's "
+            "64 hex digit hash) or a receipt file"
+        )
+    return Receipt(int(seq_text), hash_text.lower(), "--receipt")
+
+
+def default_state_dir() -> Path:
+    """The client's state directory: ``$CONJURE_STATE_DIR``, else the platform's user state dir."""
+    env = os.environ.get("CONJURE_STATE_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("conjure"))
+
+
+def _receipt_items(doc: Any) -> list[Any]:
+    if isinstance(doc, list):
+        return doc
+    if isinstance(doc, dict) and isinstance(doc.get("receipts"), list):
+        return doc["receipts"]
+    return [doc]
+
+
+def receipts_from_file(
+    path: Path, game_id: str | None, *, named_for_game: bool = False
+) -> tuple[list[Receipt], list[str]]:
+    """Receipts in one JSON file (an object, a list of them, or ``{"receipts": [...]}``).
+
+    Read defensively: entries for another game, or without a usable ``seq`` and ``hash``, are
+    skipped with a note. An entry without ``game_id`` counts only if the file is named for the game.
+    """
+    notes: list[str] = []
+    try:
+        doc = json.loads(path.read_bytes())
+    except OSError as exc:
+        return [], [f"ignored {path}: cannot read it ({exc.strerror or exc})"]
+    except ValueError:
+        return [], [f"ignored {path}: not JSON"]
+    found: list[Receipt] = []
+    for i, item in enumerate(_receipt_items(doc)):
+        where = f"{path}" if not isinstance(doc, list) else f"{path} [{i}]"
+        if not isinstance(item, dict):
+            notes.append(f"ignored {where}: not a receipt object")
+            continue
+        gid = item.get("game_id")
+        if game_id is not None and gid is not None and gid != game_id:
+            continue  # another game's receipt: not ours to check
+        if gid is None and not named_for_game:
+            notes.append(f"ignored {where}: no game_id")
+            continue
+        seq, hash_ = item.get("seq"), item.get("hash")
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+            notes.append(f"ignored {where}: no usable seq")
+            continue
+        if not isinstance(hash_, str) or not _HEX64.match(hash_):
+            notes.append(f"ignored {where}: no usable hash")
+            continue
+        found.append(Receipt(seq, hash_.lower(), where))
+    return found, notes
+
+
+def receipt_file_name(game_id: str) -> str:
+    """The file a client keeps its receipt in (``client/statefile.py``)."""
+    if _SAFE_NAME.match(game_id) and game_id not in (".", ".."):
+        return f"{game_id}.json"
+    return hashlib.sha256(game_id.encode()).hexdigest() + ".json"
+
+
+def receipts_from_state_dir(state_dir: Path, game_id: str) -> tuple[list[Receipt], list[str]]:
+    """Every receipt for ``game_id`` under ``<state_dir>/receipts/`` (its own file, and any other
+    JSON file there that names the game)."""
+    folder = state_dir / "receipts"
+    if not folder.is_dir():
+        return [], []
+    own = folder / receipt_file_name(game_id)
+    found: list[Receipt] = []
+    notes: list[str] = []
+    try:
+        files = sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file())
+    except OSError as exc:
+        return [], [f"ignored {folder}: cannot list it ({exc.strerror or exc})"]
+    for path in files:
+        got, why = receipts_from_file(path, game_id, named_for_game=path == own)
+        found.extend(got)
+        if path == own:
+            notes.extend(why)  # other files may hold other games: no noise about them
+    return found, notes
+
+
+# ---------------------------------------------------------------------------------------------
+# What an audit finds
+
+
+@dataclass
+class Step:
+    """One logged event and where it is: line = seq + 1."""
+
+    record: LogRecord
+    event: ev.Event | None
+    error: str = ""
+
+    @property
+    def line(self) -> int:
+        return self.record.seq + 1
+
+    @property
+    def where(self) -> str:
+        return f"line {self.line} (seq {self.record.seq})"
+
+
+@dataclass
+class CommitLog:
+    """When one player committed (and replaced) and revealed, and whether the reveal opened it."""
+
+    committed: list[float] = field(default_factory=list)
+    revealed: float | None = None
+    opens: bool | None = None
+
+
+@dataclass
+class RoundAudit:
+    number: int
+    conjurer: int
+    started: float
+    steps: list[Step] = field(default_factory=list)
+    commits: dict[int, CommitLog] = field(default_factory=dict)
+    #: the state the round closed on (just before round_scored/round_voided), or the last state
+    before: Game | None = None
+    sheet: RoundSheet[int] | None = None
+    result: RoundResult[int] | None = None  #: the engine's own score of ``before``
+    recorded: ev.RoundScored | ev.RoundVoided | None = None
+    void_reason: str | None = None
+    running: dict[int, int] = field(default_factory=dict)  #: recomputed totals after the round
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def case(self) -> str | None:
+        """The case the engine finds (``void`` for a void round; None if the log ends first)."""
+        if self.void_reason is not None:
+            return "void"
+        return self.result.case if self.result is not None else None
+
+    @property
+    def finished(self) -> bool:
+        return self.recorded is not None
+
+
+@dataclass
+class Audit:
+    path: Path
+    size: int = 0
+    records: list[LogRecord] = field(default_factory=list)  #: verified records
+    corrupt: LogCorrupt | None = None
+    torn: dict[str, Any] | None = None
+    start: ev.GameStarted | None = None
+    steps: list[Step] = field(default_factory=list)  #: the replayed events
+    state: Game | None = None  #: after the last replayed event
+    rounds: list[RoundAudit] = field(default_factory=list)
+    receipts: list[Receipt] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    #: the same problems by check: chain, receipts, replay, reveals, scores, totals
+    kinds: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    reveals_checked: int = 0
+    replay_stopped: str | None = None
+    totals: dict[int, int] = field(default_factory=dict)  #: recomputed by the engine
+    ended: ev.GameEnded | None = None
+
+    @property
+    def verified(self) -> bool:
+        return not self.problems
+
+    def fail(self, kind: str, text: str) -> None:
+        self.problems.append(text)
+        self.kinds.setdefault(kind, []).append(text)
+
+    @property
+    def finished(self) -> bool:
+        return self.state is not None and self.state.over
+
+    @property
+    def first_bad(self) -> dict[str, Any] | None:
+        c = self.corrupt
+        if c is None:
+            return None
+        return {"line": c.line, "seq": c.expected_seq, "offset": c.offset, "reason": c.reason}
+
+    def name(self, seat: int) -> str:
+        if self.start is not None and 0 <= seat < len(self.start.players):
+            return self.start.players[seat].name
+        return f"seat {seat}"
+
+    def winners(self) -> tuple[int, ...]:
+        """T6 on the recomputed totals: the highest total wins, players who left cannot win."""
+        if not self.finished or self.state is None:
+            return ()
+        standing = {s: t for s, t in self.totals.items() if s not in self.state.kicked}
+        if not standing:
+            return ()
+        best = max(standing.values())
+        return tuple(s for s, t in sorted(standing.items()) if t == best)
+
+    def round(self, number: int) -> RoundAudit | None:
+        return next((r for r in self.rounds if r.number == number), None)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. The chain
+
+
+def _read(path: Path, audit: Audit) -> None:
+    """Fill ``records``, ``corrupt`` and ``torn``; raise Unusable for what is not a log at all."""
+    if not path.exists():
+        raise Unusable(f"{path}: no such file")
+    if path.is_dir():
+        raise Unusable(f"{path}: is a directory, not a game log (give one replays/*.jsonl file)")
+    try:
+        buf = path.read_bytes()
+    except OSError as exc:
+        raise Unusable(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    audit.size = len(buf)
+    if not buf:
+        raise Unusable(f"{path}: is empty: it holds no records, so there is no game to audit")
+    try:
+        result = read_log(path)
+    except LogCorrupt as exc:
+        audit.corrupt = exc
+        # Every line before the first bad one was verified by read_log.
+        prefix = buf[: exc.offset].split(b"\n")[:-1]
+        decoder = msgspec.json.Decoder(LogRecord)
+        audit.records = [decoder.decode(line) for line in prefix]
+        audit.fail(
+            "chain",
+            f"hash chain broken at line {exc.line} (seq {exc.expected_seq} expected there): "
+            f"{exc.reason}. The log was changed after it was written (an edit, a deleted, "
+            f"inserted or reordered record, or damage); records from line {exc.line} on cannot "
+            "be trusted and were not replayed.",
+        )
+        return
+    except OSError as exc:
+        raise Unusable(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    audit.records = list(result.records)
+    if result.torn:
+        looks_like_a_log = buf.startswith(_RECORD_START) or _RECORD_START.startswith(buf)
+        if not result.records and not looks_like_a_log:
+            first = buf.split(b"\n", 1)[0]
+            why = "not JSON" if not first.lstrip().startswith((b"{", b"[")) else "not a log record"
+            raise Unusable(
+                f"{path}: not a game log: line 1 is {why} (a log line is the canonical JSON of "
+                'a record and starts with {"batch":)'
+            )
+        seq = len(result.records)
+        audit.torn = {
+            "line": seq + 1,
+            "seq": seq,
+            "offset": result.valid_end,
+            "bytes": result.size - result.valid_end,
+            "reason": result.torn_reason,
+        }
+        audit.fail(
+            "chain",
+            f"the log ends in a torn tail from line {seq + 1} (seq {seq}) on, "
+            f"{result.size - result.valid_end} bytes: {result.torn_reason}. This is what a crash "
+            "in the middle of an append leaves (it cannot be told apart from damage to the last "
+            "line): the game's last action was cut and was never acknowledged to anyone. "
+            f"Records up to seq {seq - 1} verify."
+            if seq
+            else f"the log ends in a torn tail from line 1 (seq 0) on: {result.torn_reason}. "
+            "The game's last action was cut, and it was its very first append: no complete "
+            "record remains.",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Receipts
+
+
+def _check_receipts(audit: Audit) -> None:
+    records = audit.records
+    last = len(records) - 1
+    for r in audit.receipts:
+        if r.seq < len(records):
+            if verify_receipt(records, r.seq, r.hash):
+                r.status = "on-chain"
+                r.detail = f"the log's record seq {r.seq} has this hash"
+                continue
+            r.status = "not-on-chain"
+            r.detail = (
+                f"the log's record seq {r.seq} has hash {records[r.seq].hash[:12]}…, not "
+                f"{r.hash[:12]}…"
+            )
+            audit.fail(
+                "receipts",
+                f"{r.label()} does not lie on the chain: {r.detail}. The log was rewritten "
+                "after this receipt was sent (the history up to that record is not what the "
+                "client saw).",
+            )
+        elif audit.corrupt is not None:
+            r.status = "unchecked"
+            r.detail = (
+                f"the log is damaged before seq {r.seq} (at line {audit.corrupt.line}), so this "
+                "receipt cannot be checked"
+            )
+        else:
+            r.status = "beyond-end"
+            end = f"ends at seq {last}" if last >= 0 else "holds no complete record"
+            r.detail = f"the log's verified part {end}"
+            extra = (
+                " The torn tail covers it, but a receipt is only sent for a durable record, so "
+                "the end was damaged or cut after the game, not by a crash."
+                if audit.torn is not None
+                else ""
+            )
+            audit.fail(
+                "receipts",
+                f"{r.label()} lies beyond the end of the log: {r.detail}. The log was "
+                f"truncated after this receipt was sent (it held seq {r.seq}).{extra}",
+            )
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Replay
+
+
+def _names(a: Audit, points: dict[int, int]) -> str:
+    return ", ".join(f"{a.name(s)} {p:+d}" if p else f"{a.name(s)} 0" for s, p in points.items())
+
+
+class _Replay:
+    def __init__(self, audit: Audit) -> None:
+        self.a = audit
+        self.state: Game | None = None
+        self.current: RoundAudit | None = None
+
+    def problem(self, kind: str, text: str, rnd: RoundAudit | None = None) -> None:
+        self.a.fail(kind, text)
+        if rnd is not None:
+            rnd.problems.append(text)
+
+    def run(self, records: Sequence[LogRecord]) -> None:
+        a = self.a
+        for record in records:
+            step = Step(record, None)
+            try:
+                step.event = ev.event_from_record(record.type, record.data)
+            except msgspec.ValidationError as exc:
+                step.error = str(exc)
+                a.steps.append(step)
+                self.stop(step, f"a {record.type!r} record the rules engine cannot read ({exc})")
+                return
+            a.steps.append(step)
+            if self.current is not None and not isinstance(step.event, ev.RoundStarted):
+                self.current.steps.append(step)
+            try:
+                self.check(step)
+                self.state = evolve(self.state, step.event)
+            except Exception as exc:  # a record the engine cannot apply: say where, stop there
+                self.stop(step, f"the rules engine cannot apply this {record.type} event ({exc!r})")
+                return
+        self.close_open_round()
+
+    def stop(self, step: Step, why: str) -> None:
+        self.a.replay_stopped = f"{step.where}: {why}"
+        self.problem("replay", f"{step.where}: {why}; the replay stops there.", self.current)
+        self.close_open_round()
+
+    def close_open_round(self) -> None:
+        if self.current is not None and self.current.recorded is None:
+            self.current.before = self.state
+        self.a.state = self.state
+
+    # -- per event
+
+    def check(self, step: Step) -> None:
+        e = step.event
+        g = self.state
+        r = self.current
+        rec = step.record
+        if isinstance(e, ev.GameStarted):
+            if g is not None:
+                raise ValueError("a second game_started")
+            return
+        assert g is not None
+        number = getattr(e, "round", None)
+        if isinstance(e, ev.RoundStarted):
+            expected = (g.round.number if g.round is not None else 0) + 1
+            if e.round != expected:
+                self.problem(
+                    "replay", f"{step.where}: round {e.round} starts where round {expected} should"
+                )
+            self.current = RoundAudit(e.round, e.conjurer, rec.ts, steps=[step])
+            self.a.rounds.append(self.current)
+            return
+        if number is not None and (g.round is None or g.round.number != number):
+            now = g.round.number if g.round is not None else "none"
+            self.problem(
+                "replay",
+                f"{step.where}: a {rec.type} event for round {number} while round {now} is on",
+                r,
+            )
+        if isinstance(e, ev.Committed):
+            self.committed(step, e, g, r)
+        elif isinstance(e, ev.Revealed):
+            self.revealed(step, e, g, r)
+        elif isinstance(e, ev.SummonsPublished):
+            self.published(step, e, g, r)
+        elif isinstance(e, ev.RoundScored):
+            self.scored(step, e, g, r)
+        elif isinstance(e, ev.RoundVoided):
+            assert r is not None
+            r.before, r.recorded, r.void_reason = g, e, e.reason
+            r.running = dict(self.a.totals)
+        elif isinstance(e, ev.GameEnded):
+            self.ended(step, e, g)
+
+    def committed(self, step: Step, e: ev.Committed, g: Game, r: RoundAudit | None) -> None:
+        assert r is not None and g.round is not None
+        who = self.a.name(e.seat)
+        if g.phase not in ("commit", "dark-commit"):
+            self.problem(
+                "reveals",
+                f"round {e.round}: {who} committed at {step.where} while the game was in the "
+                f"{g.phase} phase, not while the summon was open",
+                r,
+            )
+        if e.replaced != (e.seat in g.round.commits):
+            self.problem(
+                "reveals",
+                f"round {e.round}: {who}'s commitment at {step.where} is "
+                + (
+                    "marked as a replacement but there was none before"
+                    if e.replaced
+                    else "not marked as a replacement but replaces an earlier one"
+                ),
+                r,
+            )
+        r.commits.setdefault(e.seat, CommitLog()).committed.append(step.record.ts)
+
+    def revealed(self, step: Step, e: ev.Revealed, g: Game, r: RoundAudit | None) -> None:
+        assert r is not None and g.round is not None
+        who = self.a.name(e.seat)
+        log = r.commits.setdefault(e.seat, CommitLog())
+        log.revealed = step.record.ts
+        self.a.reveals_checked += 1
+        if g.phase != "reveal":
+            self.problem(
+                "reveals",
+                f"round {e.round}: {who} revealed {e.word!r} at {step.where} during the "
+                f"{g.phase} phase: a word was out before the summon closed",
+                r,
+            )
+        expected = g.round.commits.get(e.seat)
+        if expected is None:
+            log.opens = False
+            self.problem(
+                "reveals",
+                f"round {e.round}: {who} revealed {e.word!r} at {step.where} without a "
+                "commitment to open",
+                r,
+            )
+            return
+        log.opens = check_reveal(expected, g.game_id, e.round, e.seat, e.nonce, e.word)
+        if not log.opens:
+            self.problem(
+                "reveals",
+                f"round {e.round}: {who}'s reveal of {e.word!r} at {step.where} does not open "
+                f"their commitment {expected[:12]}… (game {g.game_id!r}, round {e.round}, seat "
+                f"{e.seat}): the word is not the one committed to",
+                r,
+            )
+
+    def published(self, step: Step, e: ev.SummonsPublished, g: Game, r: RoundAudit | None) -> None:
+        assert g.round is not None
+        revealed = {s: w for s, (w, _) in g.round.reveals.items()}
+        for seat in sorted(set(e.words) | set(revealed)):
+            got, want = e.words.get(seat), revealed.get(seat)
+            if got != want:
+                self.problem(
+                    "reveals",
+                    f"round {e.round}: {step.where} publishes "
+                    f"{'no word' if got is None else repr(got)} for {self.a.name(seat)}, who "
+                    f"revealed {'nothing' if want is None else repr(want)}",
+                    r,
+                )
+        unrevealed = sorted(s for s in g.round.commits if s not in g.round.reveals)
+        if sorted(e.unrevealed) != unrevealed:
+            names = ", ".join(self.a.name(s) for s in unrevealed) or "nobody"
+            listed = ", ".join(self.a.name(s) for s in e.unrevealed) or "nobody"
+            self.problem(
+                "reveals",
+                f"round {e.round}: {step.where} lists {listed} as never revealing; the "
+                f"commitments say {names}",
+                r,
+            )
+
+    def scored(self, step: Step, e: ev.RoundScored, g: Game, r: RoundAudit | None) -> None:
+        assert r is not None
+        r.before, r.recorded = g, e
+        try:
+            r.sheet = round_sheet(g)
+            r.result = score_round(r.sheet)
+        except Exception as exc:
+            self.problem(
+                "scores",
+                f"round {e.round}: the rules engine cannot score the round from the log "
+                f"({exc!r}); the log recorded case {e.case!r}, points {_names(self.a, e.points)}",
+                r,
+            )
+            return
+        res = r.result
+        if res.case != e.case:
+            self.problem(
+                "scores",
+                f"round {e.round}: the log records case {e.case!r} at {step.where}; the rules "
+                f"engine finds {res.case!r}",
+                r,
+            )
+        for seat in sorted(set(res.scores) | set(e.points)):
+            want, got = res.scores.get(seat), e.points.get(seat)
+            if want != got:
+                self.problem(
+                    "scores",
+                    f"round {e.round}: {self.a.name(seat)}: the log records "
+                    f"{'no points' if got is None else f'{got:+d}'} at {step.where}; the rules "
+                    f"engine computes {'no points' if want is None else f'{want:+d}'}",
+                    r,
+                )
+        invalid = {s: i.reason for s, i in res.invalid.items()}
+        for seat in sorted(set(invalid) ^ set(e.invalid)):
+            self.problem(
+                "scores",
+                f"round {e.round}: {self.a.name(seat)}'s word: the log records it as "
+                + (f"invalid ({e.invalid[seat]})" if seat in e.invalid else "valid")
+                + "; the rules engine finds it "
+                + (f"invalid ({invalid[seat]})" if seat in invalid else "valid"),
+                r,
+            )
+        for seat, pts in res.scores.items():
+            self.a.totals[seat] = self.a.totals.get(seat, 0) + pts
+        r.running = dict(self.a.totals)
+
+    def ended(self, step: Step, e: ev.GameEnded, g: Game) -> None:
+        a = self.a
+        a.ended = e
+        for seat in sorted(set(a.totals) | set(e.totals)):
+            want, got = a.totals.get(seat), e.totals.get(seat)
+            if want != got:
+                self.problem(
+                    "totals",
+                    f"final totals: {a.name(seat)}: the log records {got} at {step.where}; the "
+                    f"rules engine's rounds add up to {want}",
+                )
+            elif g.totals.get(seat) != got:
+                self.problem(
+                    "totals",
+                    f"final totals: {a.name(seat)}: game_ended at {step.where} records {got}, but "
+                    f"the log's own round scores add up to {g.totals.get(seat)}",
+                )
+        standing = {s: t for s, t in a.totals.items() if s not in g.kicked}
+        best = max(standing.values(), default=0)
+        winners = tuple(s for s, t in sorted(standing.items()) if t == best)
+        if tuple(e.winners) != winners:
+            names = ", ".join(a.name(s) for s in e.winners) or "nobody"
+            want = ", ".join(a.name(s) for s in winners) or "nobody"
+            self.problem(
+                "totals",
+                f"winners: the log names {names} at {step.where}; the rules engine finds {want}",
+            )
+
+
+def _replay(audit: Audit) -> None:
+    records = audit.records
+    if not records:
+        return
+    first = records[0]
+    if first.type != "game_started":
+        raise Unusable(
+            f"{audit.path}: not a Conjure game log: line 1 (seq 0) is a {first.type!r} record, "
+            "not game_started"
+        )
+    try:
+        start = ev.event_from_record(first.type, first.data)
+    except msgspec.ValidationError as exc:
+        raise Unusable(
+            f"{audit.path}: line 1 (seq 0): its game_started record cannot be read ({exc})"
+        ) from None
+    assert isinstance(start, ev.GameStarted)
+    if start.rules_version not in KNOWN_RULES_VERSIONS:
+        known = ", ".join(str(v) for v in sorted(KNOWN_RULES_VERSIONS))
+        raise Unusable(
+            f"{audit.path}: the game was played under rules version {start.rules_version}, which "
+            f"this program does not know (it scores rules version {known}); audit it with the "
+            "version of conjure that recorded it"
+        )
+    audit.start = start
+    audit.totals = {p.seat: 0 for p in start.players}
+    # Replay whole batches only: the states between the records of one decision never existed.
+    end = len(records)
+    while end and records[end - 1].batch:
+        end -= 1
+    _Replay(audit).run(records[:end])
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def audit(
+    path: str | os.PathLike[str],
+    receipts: Sequence[Receipt] = (),
+    state_dirs: Sequence[Path] = (),
+    receipt_files: Sequence[Path] = (),
+) -> Audit:
+    """Verify and re-derive one log. Raises Unusable for input that is not an auditable log."""
+    a = Audit(Path(path))
+    _read(a.path, a)
+    _replay(a)
+    a.receipts = list(receipts)
+    game_id = a.start.game_id if a.start is not None else None
+    for f in receipt_files:
+        got, notes = receipts_from_file(f, game_id, named_for_game=True)
+        a.receipts.extend(got)
+        a.notes.extend(notes)
+    if game_id is None and state_dirs:
+        a.notes.append(
+            "the receipts in the state directory were not checked: the log's first record is "
+            "damaged, so the game it belongs to is unknown"
+        )
+    if game_id is not None:
+        for d in state_dirs:
+            got, notes = receipts_from_state_dir(d, game_id)
+            a.receipts.extend(got)
+            a.notes.extend(notes)
+    _check_receipts(a)
+    damaged = a.corrupt is not None or a.torn is not None
+    if a.start is not None and not a.finished and a.replay_stopped is None and not damaged:
+        g = a.state
+        where = f"round {g.round.number}, {g.phase} phase" if g is not None and g.round else "start"
+        a.notes.append(
+            f"the game is unfinished: the log ends at seq {len(a.records) - 1} ({where}), "
+            "with no game_ended record. A game still running, or a log cut at the end of a "
+            "decision: only a receipt can tell these apart."
+        )
+    if not a.receipts:
+        a.notes.append(
+            "no receipts were given or found: a receipt is what proves the log was not cut "
+            "short or rewritten from scratch after a client saw it"
+        )
+    return a

@@ -1,0 +1,588 @@
+"""``conjure replay``: verify a real log (real engine, real LogWriter), then explain it.
+
+The logs come from ``tests/auditlogs.py``: scripted games on the pure engine, one ``append_many`` per
+decision, exactly as the server writes them. Tampering is fuzzed on the bytes of such a log.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from client.cli import main
+from client.statefile import StateDir
+from server.audit_verify import Audit, Receipt, Unusable, audit
+from server.logstore import LogRecord, read_log
+from tests.auditlogs import (
+    SAMPLE_CASES,
+    SAMPLE_SCORES,
+    SAMPLE_TOTALS,
+    as_batches,
+    dark_game,
+    sample_game,
+    write_log,
+    write_records,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _no_user_state(tmp_path_factory, monkeypatch):
+    """Never read the real user's receipts: point the default state dir at an empty folder."""
+    monkeypatch.setenv("CONJURE_STATE_DIR", str(tmp_path_factory.mktemp("nostate")))
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory) -> tuple[Path, list[LogRecord]]:
+    path = tmp_path_factory.mktemp("sample") / "game-1.jsonl"
+    records = write_log(path, sample_game().decisions)
+    return path, records
+
+
+@pytest.fixture(scope="module")
+def sample_bytes(sample) -> bytes:
+    return sample[0].read_bytes()
+
+
+def replay(*args: str) -> int:
+    return main(["replay", *args])
+
+
+def run_json(capsys, *args: str) -> tuple[int, dict]:
+    code = replay(*args, "--json")
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# A clean game
+
+
+def test_clean_game_verifies_and_explains_every_round(sample, capsys):
+    path, _ = sample
+    assert replay(str(path)) == 0
+    out = capsys.readouterr().out
+    assert "=> VERIFIED" in out
+    for n, case in SAMPLE_CASES.items():
+        assert f"Round {n} of 4" in out
+        if case != "void":
+            assert f"Case: {case}:" in out
+    assert "VOID at +1:30: Cy, the conjurer, ran out of time" in out
+    # the ruling behind every point, the words as written, the commit-then-reveal timing
+    assert "+2  1 player matched you (Bob): 2 points each [P2a]" in out
+    assert "'sky diver': INVALID: 'sky diver' contains the written word 'sky'" in out
+    assert "Bob  committed +0:20, replaced +0:22, revealed +0:32, opens the commitment" in out
+    assert "Dee  committed +0:25, never revealed" in out
+    assert (
+        "#0 Dee proposed that 'big cat' and 'lion' are the same thing (+0:42): CARRIED 1-0" in out
+    )
+    assert "votes: Ann yes ('proposed it'); Bob no ('zebra is a noun'); Dee no" in out
+    assert "Ann paused the game" in out
+    assert "Running totals: Ann 5, Bob 6, Cy -3, Dee 1" in out
+    assert "Winner: Bob" in out
+
+
+def test_clean_game_json(sample, capsys):
+    path, records = sample
+    code, doc = run_json(capsys, str(path))
+    assert code == 0
+    assert doc["verified"] is True and doc["problems"] == []
+    assert doc["game_id"] == "game-1" and doc["finished"] is True
+    assert doc["records"] == len(records) and doc["last_hash"] == records[-1].hash
+    assert doc["chain"] == {"ok": True, "first_bad": None} and doc["torn"] is None
+    assert doc["totals"] == SAMPLE_TOTALS == doc["recorded_totals"]
+    assert doc["winners"] == ["Bob"] == doc["recorded_winners"]
+    assert [r["round"] for r in doc["rounds"]] == [1, 2, 3, 4]
+    for r in doc["rounds"]:
+        assert r["case"] == SAMPLE_CASES[r["round"]]
+        assert r["scores"] == SAMPLE_SCORES[r["round"]]
+        assert r["agrees"] is True
+    r1, r2, r3, _ = doc["rounds"]
+    assert r1["conjurer"] == "Ann" and r1["card"] == {"index": 0, "text": "Vehicle", "stars": 2}
+    assert r1["spells"]["Ann"] == {"word": "wing", "crystal": True}
+    assert len(r1["commitments"]["Bob"]["committed"]) == 2
+    assert r1["reasons"]["Bob"][0]["rule"] == "P2b"
+    assert r2["proposals"][1]["votes"]["Bob"] == {"yes": False, "reason": "zebra is a noun"}
+    assert r2["proposals"][0]["carried"] is True
+    assert r3["void_reason"] == "Cy, the conjurer, ran out of time" and r3["scores"] == {}
+
+
+def test_round_option_explains_one_round(sample, capsys):
+    path, _ = sample
+    assert replay(str(path), "--round", "2") == 0
+    out = capsys.readouterr().out
+    assert "Round 2 of 4: Animal ★, conjurer Bob" in out
+    assert "Round 1 of 4" not in out and "Round 4 of 4" not in out
+    code, doc = run_json(capsys, str(path), "--round", "4")
+    assert code == 0 and [r["round"] for r in doc["rounds"]] == [4]
+    assert doc["totals"] == SAMPLE_TOTALS  # the totals are still the whole game's
+
+
+def test_events_option_lists_one_event_per_line(sample, capsys):
+    path, records = sample
+    assert replay(str(path), "--events") == 0
+    out = capsys.readouterr().out
+    lines = [x for x in out.splitlines() if x[:5].strip().isdigit()]
+    assert len(lines) == len(records)
+    assert [int(x.split()[0]) for x in lines] == list(range(len(records)))
+    spell = next(x for x in lines if "'mane'" in x)
+    assert spell.split()[1:4] == ["00:00:52.500", "spell_written", "Bob"]
+    assert any("vote_cast" in x and "Cy" in x and "'a lion is a big cat'" in x for x in lines)
+    code, doc = run_json(capsys, str(path), "--events", "--round", "3")
+    assert code == 0
+    assert doc["events"][0]["type"] == "round_started"
+    assert doc["events"][-1]["type"] == "round_voided"
+    assert doc["events"][-1]["summary"] == "round 3: void: Cy, the conjurer, ran out of time"
+
+
+def test_dark_magic_game_verifies(tmp_path, capsys):
+    path = tmp_path / "dark.jsonl"
+    write_log(path, dark_game().decisions)
+    code, doc = run_json(capsys, str(path))
+    assert code == 0, doc["problems"]
+    assert doc["variant"] == "dark-magic"
+    r1 = doc["rounds"][0]
+    assert r1["flags"]["Bob"] == ["'ship' (Bob's spell word) is hidden inside 'spaceship'"]
+    assert doc["totals"] == {"Ann": 6, "Bob": 4, "Cy": 4}
+
+
+# ---------------------------------------------------------------------------------------------
+# Tampering: the first bad record is named, or the cut is recognised as a torn tail
+
+
+def _lines(buf: bytes) -> list[bytes]:
+    return buf.splitlines(keepends=True)
+
+
+def _audit_bytes(folder: Path, data: bytes, receipts=()) -> Audit:
+    path = folder / "tampered.jsonl"
+    path.write_bytes(data)
+    return audit(path, receipts)
+
+
+def _batch_starts(records: list[LogRecord]) -> set[int]:
+    """Seqs where a batch starts (a torn tail always starts at one)."""
+    return {0} | {r.seq + 1 for r in records if r.batch == 0}
+
+
+def _expect_corrupt_at(a: Audit, line: int) -> None:
+    assert not a.verified
+    assert a.first_bad is not None, (a.torn, a.problems)
+    assert (a.first_bad["line"], a.first_bad["seq"]) == (line, line - 1), a.first_bad
+    assert a.problems[0].startswith(f"hash chain broken at line {line} (seq {line - 1} expected")
+
+
+def _expect_torn(a: Audit, records: list[LogRecord], at_most_line: int) -> None:
+    assert not a.verified
+    assert a.corrupt is None and a.torn is not None, a.problems
+    assert a.torn["line"] <= at_most_line
+    assert a.torn["seq"] == a.torn["line"] - 1 in _batch_starts(records)
+    assert "torn tail" in a.problems[0] and "last action was cut" in a.problems[0]
+
+
+def _expect_byte_change(a: Audit, buf: bytes, records, offset: int) -> None:
+    line = buf.count(b"\n", 0, offset) + 1
+    if line == len(records):  # anything in the last line looks like a torn write
+        _expect_torn(a, records, line)
+    else:
+        _expect_corrupt_at(a, line)
+
+
+def _changed(buf: bytes, offset: int, value: int) -> bytes:
+    return buf[:offset] + bytes([value]) + buf[offset + 1 :]
+
+
+def test_every_line_edge_byte_change_is_detected(sample, sample_bytes, tmp_path):
+    """Exhaustive where it matters most: the first and last bytes of every line and its newline."""
+    _, records = sample
+    buf = sample_bytes
+    ends = [i for i, b in enumerate(buf) if b == 0x0A]
+    offsets = sorted({0, *ends, *(e - 1 for e in ends), *(e + 1 for e in ends[:-1])})
+    for offset in offsets:
+        a = _audit_bytes(tmp_path, _changed(buf, offset, buf[offset] ^ 0x01))
+        _expect_byte_change(a, buf, records, offset)
+
+
+def test_every_byte_of_three_lines_changed_is_detected(sample, sample_bytes, tmp_path):
+    """Exhaustive over whole lines: the first, one in the middle, and the last."""
+    _, records = sample
+    buf = sample_bytes
+    starts = [0, *[i + 1 for i, b in enumerate(buf) if b == 0x0A][:-1]]
+    ends = [*starts[1:], len(buf)]
+    for k in (0, len(starts) // 2, len(starts) - 1):
+        for offset in range(starts[k], ends[k]):
+            a = _audit_bytes(tmp_path, _changed(buf, offset, buf[offset] ^ 0x01))
+            _expect_byte_change(a, buf, records, offset)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_single_byte_change_is_detected(sample, sample_bytes, tmp_path_factory, data):
+    _, records = sample
+    buf = sample_bytes
+    offset = data.draw(st.integers(0, len(buf) - 1), label="offset")
+    value = data.draw(st.integers(0, 255).filter(lambda v: v != buf[offset]), label="value")
+    a = _audit_bytes(tmp_path_factory.getbasetemp(), _changed(buf, offset, value))
+    _expect_byte_change(a, buf, records, offset)
+
+
+def test_every_deleted_line_is_detected(sample, sample_bytes, tmp_path):
+    _, records = sample
+    lines = _lines(sample_bytes)
+    final = Receipt(records[-1].seq, records[-1].hash, "test")
+    for k in range(len(lines)):
+        data = b"".join(lines[:k] + lines[k + 1 :])
+        a = _audit_bytes(tmp_path, data)
+        if k < len(lines) - 1:
+            _expect_corrupt_at(a, k + 1)
+            assert a.first_bad["reason"] == f"sequence {k} expected, found {k + 1}"
+        else:  # the last batch (round_scored, game_ended) lost its last record: as a crash would
+            assert records[-2].batch == 1
+            _expect_torn(a, records, k + 1)
+        # whatever else, the client's final receipt catches it
+        assert not _audit_bytes(tmp_path, data, [final]).verified
+
+
+def test_every_swap_of_adjacent_lines_is_detected(sample, sample_bytes, tmp_path):
+    lines = _lines(sample_bytes)
+    for i in range(len(lines) - 1):
+        swapped = [*lines[:i], lines[i + 1], lines[i], *lines[i + 2 :]]
+        _expect_corrupt_at(_audit_bytes(tmp_path, b"".join(swapped)), i + 1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_any_two_lines_swapped_are_detected(sample_bytes, tmp_path_factory, data):
+    lines = _lines(sample_bytes)
+    i = data.draw(st.integers(0, len(lines) - 2), label="i")
+    j = data.draw(st.integers(i + 1, len(lines) - 1), label="j")
+    swapped = list(lines)
+    swapped[i], swapped[j] = swapped[j], swapped[i]
+    _expect_corrupt_at(_audit_bytes(tmp_path_factory.getbasetemp(), b"".join(swapped)), i + 1)
+
+
+def test_every_inserted_line_is_detected(sample, sample_bytes, tmp_path):
+    """A copied record anywhere (even appended at the end), or a line of garbage."""
+    _, records = sample
+    lines = _lines(sample_bytes)
+    n = len(lines)
+    for k in range(n + 1):
+        copy = lines[k - 1] if k else lines[1]
+        _expect_corrupt_at(_audit_bytes(tmp_path, b"".join([*lines[:k], copy, *lines[k:]])), k + 1)
+        junk = b'{"batch":0,"note":"added by hand"}\n'
+        a = _audit_bytes(tmp_path, b"".join([*lines[:k], junk, *lines[k:]]))
+        if k < n:
+            _expect_corrupt_at(a, k + 1)
+        else:  # garbage after the last record is what a torn append leaves
+            _expect_torn(a, records, n + 1)
+
+
+def _expect_cut(a: Audit, records, offset: int, buf: bytes) -> None:
+    if a.torn is None:
+        # cut exactly at the end of a batch: a valid, shorter log; the final receipt catches it
+        assert a.corrupt is None and a.verified
+        assert buf[offset - 1 : offset] == b"\n" and records[len(a.records) - 1].batch == 0
+        assert any("unfinished" in note for note in a.notes)
+        return
+    _expect_torn(a, records, len(records))
+    assert a.torn["offset"] <= offset
+
+
+def test_every_cut_near_a_line_end_is_a_torn_tail_or_caught_by_a_receipt(
+    sample, sample_bytes, tmp_path
+):
+    _, records = sample
+    buf = sample_bytes
+    final = Receipt(records[-1].seq, records[-1].hash, "test")
+    ends = [i + 1 for i, b in enumerate(buf) if b == 0x0A][:-1]
+    for offset in sorted({1, *ends, *(e - 1 for e in ends), *(e + 1 for e in ends)}):
+        a = _audit_bytes(tmp_path, buf[:offset])
+        _expect_cut(a, records, offset, buf)
+        if a.verified:  # cut at the end of a batch: only the client's final receipt can tell
+            b = _audit_bytes(tmp_path, buf[:offset], [final])
+            assert not b.verified and final.status == "beyond-end", b.problems
+            assert any("truncated" in p for p in b.problems)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_tail_cut_at_any_offset_is_recognised(sample, sample_bytes, tmp_path_factory, data):
+    _, records = sample
+    buf = sample_bytes
+    offset = data.draw(st.integers(1, len(buf) - 1), label="offset")
+    a = _audit_bytes(tmp_path_factory.getbasetemp(), buf[:offset])
+    _expect_cut(a, records, offset, buf)
+
+
+def test_cli_names_the_first_bad_record_and_the_torn_tail(sample, sample_bytes, tmp_path, capsys):
+    lines = _lines(sample_bytes)
+    k = next(i for i, line in enumerate(lines) if b'"word":"lion"' in line)
+    edited = tmp_path / "edited.jsonl"
+    lines_edited = [*lines[:k], lines[k].replace(b'"lion"', b'"tiger"'), *lines[k + 1 :]]
+    edited.write_bytes(b"".join(lines_edited))
+    code, doc = run_json(capsys, str(edited))
+    assert code == 1 and doc["verified"] is False
+    assert doc["chain"]["first_bad"] == {
+        "line": k + 1,
+        "seq": k,
+        "offset": sum(map(len, lines[:k])),
+        "reason": "hash mismatch",
+    }
+    assert doc["problems"][0].startswith(f"hash chain broken at line {k + 1} (seq {k} expected")
+    # the records before the damage are still explained; nothing after it is trusted
+    assert doc["records"] == k and doc["rounds"][-1]["round"] == 2
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(sample_bytes[:-30])
+    assert replay(str(torn)) == 1
+    out = capsys.readouterr().out
+    assert "torn tail" in out and "last action was cut" in out and "NOT VERIFIED" in out
+
+
+# ---------------------------------------------------------------------------------------------
+# A log that lies about the score (its chain is valid)
+
+
+def test_recorded_scores_that_disagree_with_the_engine_are_named(tmp_path, capsys):
+    def edit(type_, data):
+        if type_ == "round_scored" and data["round"] == 2:
+            data = {**data, "points": {**data["points"], "1": data["points"]["1"] + 2}}
+        if type_ == "round_scored" and data["round"] == 4:
+            data = {**data, "case": "failed"}
+        return data
+
+    path = tmp_path / "liar.jsonl"
+    write_log(path, sample_game().decisions, edit)
+    read_log(path)  # the chain itself is sound
+    code, doc = run_json(capsys, str(path))
+    assert code == 1 and not doc["verified"]
+    assert doc["chain"]["ok"] is True
+    probs = doc["problems"]
+    assert any(
+        p.startswith("round 2: Bob: the log records +5") and "computes +3" in p for p in probs
+    )
+    assert any(
+        p.startswith("round 4: the log records case 'failed'") and "'missed-conjurer'" in p
+        for p in probs
+    )
+    assert any(p.startswith("final totals: Bob:") for p in probs)
+    rounds = {r["round"]: r for r in doc["rounds"]}
+    assert rounds[2]["agrees"] is False and rounds[2]["recorded"]["scores"]["Bob"] == 5
+    assert rounds[2]["scores"]["Bob"] == 3 and rounds[1]["agrees"] is True
+    assert doc["totals"] == SAMPLE_TOTALS  # the engine's, not the log's
+    assert replay(str(path), "--round", "2") == 1
+    out = capsys.readouterr().out
+    assert "PROBLEM: round 2: Bob: the log records +5" in out
+
+
+def test_a_reveal_that_does_not_open_its_commitment_is_named(tmp_path, capsys):
+    def edit(type_, data):
+        if type_ == "revealed" and data["round"] == 1 and data["seat"] == 3:
+            return {**data, "word": "airplane"}
+        if type_ == "summons_published" and data["round"] == 1:
+            return {**data, "words": {**data["words"], "3": "airplane"}}
+        return data
+
+    path = tmp_path / "swapped-word.jsonl"
+    write_log(path, sample_game().decisions, edit)
+    code, doc = run_json(capsys, str(path))
+    assert code == 1
+    assert any(
+        p.startswith("round 1: Dee's reveal of 'airplane'") and "does not open" in p
+        for p in doc["problems"]
+    )
+    assert doc["rounds"][0]["commitments"]["Dee"]["opens"] is False
+
+
+def test_a_record_the_engine_cannot_read_stops_the_replay_there(tmp_path, capsys):
+    batches = as_batches(sample_game().decisions)
+    head = batches[:10]
+    n = sum(len(items) for _, items in head)
+    path = tmp_path / "odd.jsonl"
+    write_records(path, [*head, (head[-1][0] + 1, [("mystery", {"round": 1})]), *batches[10:]])
+    code, doc = run_json(capsys, str(path))
+    assert code == 1 and doc["chain"]["ok"] is True
+    assert doc["replay_stopped"].startswith(f"line {n + 1} (seq {n}): a 'mystery' record")
+    assert doc["problems"] == [
+        f"line {n + 1} (seq {n}): a 'mystery' record the rules engine cannot read "
+        "(unknown event type 'mystery'); the replay stops there."
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Receipts
+
+
+def test_a_receipt_from_a_rewritten_log_is_caught(tmp_path, capsys):
+    original = tmp_path / "original.jsonl"
+    kept = write_log(original, sample_game().decisions)
+    early, late = kept[0], kept[40]  # before and after the rewritten word (round 1)
+    rewritten = tmp_path / "rewritten.jsonl"
+    write_log(rewritten, sample_game(round1_spell="feather").decisions)
+    assert replay(str(rewritten), "--no-state-dir") == 0  # on its own it looks fine
+    capsys.readouterr()
+    code, doc = run_json(
+        capsys,
+        str(rewritten),
+        "--no-state-dir",
+        "--receipt",
+        f"{early.seq}:{early.hash}",
+        "--receipt",
+        f"{late.seq}:{late.hash}",
+    )
+    assert code == 1
+    statuses = [(r["seq"], r["status"]) for r in doc["receipts"]]
+    assert statuses == [(0, "on-chain"), (40, "not-on-chain")]
+    (problem,) = doc["problems"]
+    assert problem.startswith(f"receipt seq 40 hash {late.hash[:12]}… (--receipt) does not lie")
+    assert "rewritten after this receipt was sent" in problem
+
+
+def test_receipts_are_read_from_the_state_directory(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "game-1.jsonl"
+    records = write_log(path, sample_game().decisions)
+    state = tmp_path / "state"
+    StateDir(state).save_receipt(
+        "game-1", records[-1].seq, records[-1].hash, server="ws://x:8765", room="ABCD"
+    )
+    monkeypatch.setenv("CONJURE_STATE_DIR", str(state))
+    code, doc = run_json(capsys, str(path))
+    assert code == 0
+    (r,) = doc["receipts"]
+    assert r["status"] == "on-chain" and r["source"].endswith("receipts/game-1.json")
+    # a list of receipts, another game's receipt, and junk are read defensively
+    other = tmp_path / "other-state"
+    (other / "receipts").mkdir(parents=True)
+    (other / "receipts" / "game-1.json").write_text(
+        json.dumps(
+            [
+                {"game_id": "game-1", "seq": 3, "hash": records[3].hash},
+                {"game_id": "game-2", "seq": 3, "hash": "0" * 64},
+                {"game_id": "game-1", "seq": "x"},
+            ]
+        )
+    )
+    (other / "receipts" / "broken.json").write_text("{not json")
+    # the log is then cut at the end of a batch: a receipt beyond the end proves it
+    cut = tmp_path / "cut.jsonl"
+    scored = next(r.seq for r in records if r.type == "round_scored")
+    keep = next(r.seq for r in records[scored:] if r.batch == 0)  # the end of its batch
+    cut.write_bytes(b"".join(_lines(path.read_bytes())[: keep + 1]))
+    assert read_log(cut).torn is False
+    code, doc = run_json(capsys, str(cut), "--state-dir", str(state), "--state-dir", str(other))
+    assert code == 1
+    assert sorted((r["seq"], r["status"]) for r in doc["receipts"]) == [
+        (3, "on-chain"),
+        (records[-1].seq, "beyond-end"),
+    ]
+    assert any("lies beyond the end of the log" in p and "truncated" in p for p in doc["problems"])
+    assert any("no usable seq" in n for n in doc["notes"])
+    assert doc["finished"] is False
+
+
+def test_a_receipt_file_can_be_given_directly(tmp_path, capsys):
+    path = tmp_path / "game-1.jsonl"
+    records = write_log(path, sample_game().decisions)
+    receipt = tmp_path / "from-bob.json"
+    receipt.write_text(json.dumps({"game_id": "game-1", "seq": 10, "hash": records[11].hash}))
+    code, doc = run_json(capsys, str(path), "--no-state-dir", "--receipt", str(receipt))
+    assert code == 1 and doc["receipts"][0]["status"] == "not-on-chain"
+
+
+# ---------------------------------------------------------------------------------------------
+# Unusable input: exit 2 with a sentence that says what and where
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (b"hello world\nthis is not a log\n", "not a game log: line 1 is not JSON"),
+        (b'{"a": 1}\n{"b": 2}\n', "not a game log: line 1 is not a log record"),
+        (b"", "is empty"),
+    ],
+)
+def test_not_a_log_is_unusable(tmp_path, capsys, content, words):
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(content)
+    assert replay(str(path)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"conjure replay: {path}: ") and words in err
+
+
+def test_directory_missing_file_and_bad_arguments_are_unusable(tmp_path, sample, capsys):
+    assert replay(str(tmp_path)) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert replay(str(tmp_path / "nope.jsonl")) == 2
+    assert "no such file" in capsys.readouterr().err
+    path, _ = sample
+    assert replay(str(path), "--receipt", "12:abc") == 2
+    assert "expected SEQ:HASH" in capsys.readouterr().err
+    assert replay(str(path), "--round", "9") == 2
+    assert "round 9 is not in this log (it holds rounds 1-4)" in capsys.readouterr().err
+
+
+def test_unreadable_file_is_unusable(sample_bytes, tmp_path, monkeypatch, capsys):
+    path = tmp_path / "locked.jsonl"
+    path.write_bytes(sample_bytes)
+    read_bytes = Path.read_bytes
+
+    def refuse(self: Path) -> bytes:  # chmod 0 does not stop root, so refuse like the OS would
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    assert replay(str(path)) == 2
+    assert capsys.readouterr().err == (
+        f"conjure replay: {path}: cannot read it: Permission denied\n"
+    )
+
+
+def test_a_log_of_something_else_is_unusable(tmp_path, capsys):
+    path = tmp_path / "other.jsonl"
+    write_records(path, [(1.0, [("hello", {"x": 1})])])
+    assert replay(str(path)) == 2
+    assert capsys.readouterr().err == (
+        f"conjure replay: {path}: not a Conjure game log: line 1 (seq 0) is a 'hello' record, "
+        "not game_started\n"
+    )
+
+
+def test_an_unknown_rules_version_is_refused(tmp_path, capsys):
+    def edit(type_, data):
+        return {**data, "rules_version": 99} if type_ == "game_started" else data
+
+    path = tmp_path / "future.jsonl"
+    write_log(path, sample_game().decisions, edit)
+    assert replay(str(path)) == 2
+    err = capsys.readouterr().err
+    assert "rules version 99, which this program does not know" in err
+    with pytest.raises(Unusable):
+        audit(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# The committed sample (a game played through the real server)
+
+SAMPLES = sorted((REPO / "replays").glob("sample-*.jsonl"))
+#: Pinned from the committed sample: fill these in when replays/sample-*.jsonl is committed.
+GOLDEN_FILE = "sample-*.jsonl"  # TODO(lead): the sample's file name
+GOLDEN_TOTALS: dict[str, int] = {}  # TODO(lead): player name -> final total
+GOLDEN_CASES: dict[int, str] = {}  # TODO(lead): round -> case ("conjured", ..., "void")
+
+
+@pytest.mark.skipif(not SAMPLES, reason="no replays/sample-*.jsonl committed yet")
+def test_golden_sample_replay_placeholder():
+    assert GOLDEN_TOTALS and GOLDEN_CASES, "fill in GOLDEN_TOTALS and GOLDEN_CASES from the sample"
+    matches = sorted((REPO / "replays").glob(GOLDEN_FILE))
+    assert matches, f"replays/{GOLDEN_FILE} is missing"
+    a = audit(matches[0])
+    assert a.verified, a.problems
+    assert a.finished
+    assert {a.name(s): t for s, t in a.totals.items()} == GOLDEN_TOTALS
+    assert {r.number: r.case for r in a.rounds} == GOLDEN_CASES
+    assert main(["replay", str(matches[0]), "--no-state-dir"]) == 0
