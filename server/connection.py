@@ -1,0 +1,156 @@
+"""One client connection: its bounded outbound queue, writer, heartbeat and rate limit.
+
+The room never awaits a client: it hands encoded messages to :meth:`Connection.send`, which only
+queues them (``send_nowait``). Each connection's own writer task drains its queue; a client that
+stops reading fills it and is dropped, so it can never slow the room or anyone else.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import trio
+from trio_websocket import ConnectionClosed, WebSocketConnection
+
+from protocol.messages import Bye, ServerMsg, encoder
+
+if TYPE_CHECKING:
+    from server.room import Room
+
+# WebSocket close codes used here.
+CLOSE_NORMAL = 1000
+CLOSE_GOING_AWAY = 1001
+CLOSE_PROTOCOL = 1002
+CLOSE_POLICY = 1008
+
+_ids = itertools.count(1)
+
+
+def encode(msg: ServerMsg) -> str:
+    """The text frame for a message."""
+    return encoder.encode(msg).decode("utf-8")
+
+
+class TokenBucket:
+    """``rate`` messages a second on average, bursts up to ``burst``."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = burst
+        self.stamp = trio.current_time()
+
+    def take(self) -> bool:
+        now = trio.current_time()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+@dataclass(frozen=True)
+class _Close:
+    code: int
+    reason: str
+
+
+class Connection:
+    """A client's socket as the server sees it; membership fields are set by the room task."""
+
+    def __init__(self, ws: WebSocketConnection, queue_size: int, remote: str = "") -> None:
+        self.ws = ws
+        self.id = next(_ids)
+        self.remote = remote
+        self._send, self._recv = trio.open_memory_channel[str | _Close](queue_size)
+        self.scope = trio.CancelScope()
+        self.greeted = False
+        self.closing: _Close | None = None
+        # Set only by the room task that holds this connection:
+        self.room: Room | None = None
+        self.player_id: str | None = None
+        self.spectator = False
+
+    def __repr__(self) -> str:
+        return f"<Connection #{self.id} {self.remote} player={self.player_id}>"
+
+    @property
+    def open(self) -> bool:
+        return self.closing is None
+
+    def send(self, msg: ServerMsg) -> None:
+        self.send_text(encode(msg))
+
+    def send_text(self, text: str) -> None:
+        """Queue a frame without waiting; a full queue drops the connection."""
+        if self.closing is not None:
+            return
+        try:
+            self._send.send_nowait(text)
+        except trio.WouldBlock:
+            self.abort(CLOSE_POLICY, "too slow: your updates were not being read")
+
+    def close(self, reason: str, code: int = CLOSE_NORMAL, grace: float = 5.0) -> None:
+        """Say ``Bye(reason)``, then close; gives up after ``grace`` seconds."""
+        if self.closing is not None:
+            return
+        try:
+            self._send.send_nowait(encode(Bye(reason=reason)))
+            self._send.send_nowait(_Close(code, reason))
+        except trio.WouldBlock:
+            self.abort(code, reason)
+            return
+        self.closing = _Close(code, reason)
+        self.scope.deadline = min(self.scope.deadline, trio.current_time() + grace)
+
+    def abort(self, code: int, reason: str) -> None:
+        """Close now, without a goodbye (the queue is full or the peer is gone)."""
+        if self.closing is None:
+            self.closing = _Close(code, reason)
+        self.scope.cancel()
+
+    async def write_loop(self) -> None:
+        """Drain the queue onto the socket; a ``_Close`` ends the connection."""
+        async for item in self._recv:
+            if isinstance(item, _Close):
+                await self.ws.aclose(item.code, _short(item.reason))
+                self.scope.cancel()
+                return
+            await self.ws.send_message(item)
+
+    async def heartbeat_loop(self, interval: float, timeout: float) -> None:
+        """Ping now and then; no pong in time means the peer is gone."""
+        while True:
+            await trio.sleep(interval)
+            try:
+                with trio.fail_after(timeout):
+                    await self.ws.ping()
+            except trio.TooSlowError:
+                self.abort(CLOSE_GOING_AWAY, "no answer to ping")
+                return
+            except ConnectionClosed:
+                self.abort(CLOSE_GOING_AWAY, "connection lost")
+                return
+
+    def mark_closed(self) -> None:
+        """The handler is ending: from now on nothing is queued and no room may seat it."""
+        if self.closing is None:
+            self.closing = _Close(CLOSE_NORMAL, "")
+
+    async def final_close(self) -> None:
+        """Close the socket for good (shielded, bounded): called once the handler ends."""
+        self.mark_closed()
+        assert self.closing is not None
+        with trio.CancelScope(shield=True), trio.move_on_after(1.0):
+            await self.ws.aclose(self.closing.code, _short(self.closing.reason) or None)
+
+
+def _short(reason: str) -> str:
+    """A close frame's reason holds at most 123 bytes of UTF-8."""
+    data = reason.encode("utf-8")
+    if len(data) <= 120:
+        return reason
+    return data[:117].decode("utf-8", "ignore") + "..."

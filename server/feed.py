@@ -1,0 +1,134 @@
+"""The feed: a few plain sentences telling the table what a batch of events just did.
+
+Built from events only, and careful about one thing: a ``revealed`` event carries the word, but the
+feed says only that the player revealed; words appear in the feed once ``summons_published`` has
+made them public.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from protocol import events as ev
+from protocol.events import RULE_TEXT
+from server.rules.state import Game
+
+CASE_TEXT = {
+    "everyone": "everyone summoned the same thing",
+    "conjured": "conjured",
+    "missed-conjurer": "matches, but none with the conjurer",
+    "failed": "the conjuration failed",
+}
+
+
+def _stars(n: int) -> str:
+    return f"{n} star" + ("" if n == 1 else "s")
+
+
+def _names(g: Game, seats: Sequence[int]) -> str:
+    names = [g.name(s) for s in seats]
+    if not names:
+        return "nobody"
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _signed(n: int) -> str:
+    return f"+{n}" if n > 0 else str(n)
+
+
+def describe(g: Game, events: Sequence[ev.Event]) -> list[str]:
+    """Sentences for ``events``; ``g`` is the state after them (for names, cards, words)."""
+    out: list[str] = []
+    for e in events:
+        line = _sentence(g, e)
+        if line:
+            out.append(line)
+    return out
+
+
+def _sentence(g: Game, e: ev.Event) -> str | None:
+    name = g.name
+    match e:
+        case ev.GameStarted(players=players, variant=variant):
+            rules = "Dark Magic" if variant == "dark-magic" else "standard"
+            return f"The game begins: {len(players)} players, {rules} rules."
+        case ev.RoundStarted(round=n, conjurer=c):
+            return f"Round {n} of {len(g.players)}: {name(c)} is the conjurer."
+        case ev.PhaseStarted(phase="choose", turn=t) if t is not None:
+            return f"{name(t)} is choosing a category."
+        case ev.PhaseStarted(phase="dark-commit", turn=t) if t is not None:
+            return f"{name(t)} is secretly writing the summoning word."
+        case ev.PhaseStarted(phase="spell", turn=t) if t is not None:
+            return f"{name(t)}'s turn to write a spell word."
+        case ev.PhaseStarted(phase="mark", turn=t) if t is not None:
+            return f"{name(t)} is placing the summoning crystals."
+        case ev.PhaseStarted(phase="commit"):
+            return "Everyone summoning: write your summoning word and lock it in."
+        case ev.PhaseStarted(phase="reveal"):
+            return "The summon is closed: revealing the words."
+        case ev.PhaseStarted(phase="review"):
+            return "Review the words: challenge one, propose two as the same, or say done."
+        case ev.CardChosen(seat=s, card=c):
+            card = g.cards[c]
+            return f"{name(s)} chose the category {card.text!r} ({_stars(card.stars)})."
+        case ev.SpellWritten(seat=s, word=w):
+            return f"{name(s)} wrote the spell word {w!r}."
+        case ev.TurnPassed(seat=s, reason=why):
+            return f"{name(s)} wrote no spell word ({why})."
+        case ev.BoardsMarked(seat=s, boards=boards):
+            return f"{name(s)} placed crystals on the boards of {_names(g, boards)}."
+        case ev.Committed(seat=s, replaced=True):
+            return f"{name(s)} changed their locked-in word."
+        case ev.Committed(seat=s):
+            return f"{name(s)} has locked in."
+        case ev.Revealed(seat=s):
+            return f"{name(s)} has revealed."  # the word stays secret until all are published
+        case ev.SummonsPublished(words=words, unrevealed=unrevealed):
+            shown = ", ".join(f"{name(s)} {w!r}" for s, w in sorted(words.items()))
+            line = f"All words are revealed: {shown or 'none'}."
+            if unrevealed:
+                line += f" Never revealed: {_names(g, unrevealed)}."
+            return line
+        case ev.ProposalMade(by=by, kind="challenge", seats=seats, rule=rule):
+            word = _word(g, seats[0])
+            text = RULE_TEXT.get(rule or "", rule or "")
+            return f"{name(by)} challenges {name(seats[0])}'s {word!r}: it {text}. Vote!"
+        case ev.ProposalMade(by=by, seats=seats):
+            a, b = (_word(g, s) for s in seats)
+            return f"{name(by)} proposes that {a!r} and {b!r} are the same thing. Vote!"
+        case ev.VoteCast(seat=s, proposal=p, yes=yes):
+            return f"{name(s)} votes {'yes' if yes else 'no'} on proposal {p}."
+        case ev.ProposalSettled(proposal=p, carried=carried, yes=y, no=n):
+            return f"Proposal {p} {'carried' if carried else 'failed'} ({y} yes, {n} no)."
+        case ev.PlayerDone(seat=s):
+            return f"{name(s)} is done reviewing."
+        case ev.RoundScored(round=n, case=case, points=points):
+            pts = ", ".join(f"{name(s)} {_signed(p)}" for s, p in sorted(points.items()) if p)
+            return f"Round {n} scored: {CASE_TEXT.get(case, case)}." + (f" {pts}." if pts else "")
+        case ev.RoundVoided(round=n, reason=why):
+            return f"Round {n} is void: {why}."
+        case ev.PlayerSkipped(seat=s, by=by):
+            who = name(by) if by is not None else "The table"
+            return f"{who} skipped {name(s)} for this round."
+        case ev.PlayerKicked(seat=s, by=by):
+            return f"{name(by)} removed {name(s)} from the game."
+        case ev.HostChanged(seat=s, reason=why):
+            return f"{name(s)} is now the host ({why})."
+        case ev.GamePaused(by=by):
+            return f"{name(by)} paused the game."
+        case ev.GameResumed(by=by):
+            return f"{name(by)} resumed the game."
+        case ev.GameEnded(winners=winners, totals=totals):
+            best = totals.get(winners[0], 0) if winners else 0
+            won = "wins" if len(winners) == 1 else "win"
+            return f"The game is over: {_names(g, winners)} {won} with {best} points."
+    return None
+
+
+def _word(g: Game, seat: int) -> str:
+    r = g.round
+    if r is None or r.published is None:
+        return "?"
+    return r.published.get(seat, "?")

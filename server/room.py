@@ -1,0 +1,647 @@
+"""One room, one Trio task: joins, leaves, commands and clock ticks are handled one at a time.
+
+Everything that changes a room arrives through its inbox (an unbounded memory channel: each
+connection has at most one request in flight, so it stays small). For an accepted game command the
+order is fixed: ``decide`` -> append the events to the log and fsync -> fold them into the state ->
+send every viewer one ``Update``. Nobody hears of an action before it is durable, and the room never
+awaits a client (see ``server.connection``). A failed append stops this room only.
+"""
+
+from __future__ import annotations
+
+import math
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import msgspec
+import trio
+
+from protocol import messages as m
+from protocol.events import GameEnded, Limits, event_data, event_type
+from protocol.messages import InLimits, Receipt, ResultView, RoomSettings
+from server import feed, results
+from server.config import ServerConfig
+from server.connection import CLOSE_GOING_AWAY, Connection, encode
+from server.lobby import (
+    Lobby,
+    PasswordHash,
+    RoomError,
+    check_password,
+    clean_settings,
+    deal,
+    new_game_id,
+    token_matches,
+)
+from server.logstore import LogError, LogFailure, LogWriter, open_writer
+from server.rules import commands as cmd
+from server.rules.decide import decide
+from server.rules.state import Game
+from server.views import Table, build_views
+
+CLOSE_INTERNAL = 1011
+
+
+@dataclass
+class Request:
+    """A decoded client message for this room; ``done`` is set once it has been handled."""
+
+    conn: Connection
+    msg: m.ClientMsg
+    done: trio.Event = field(default_factory=trio.Event)
+
+
+@dataclass
+class Detached:
+    """A connection of this room has gone (closed, dropped or timed out)."""
+
+    conn: Connection
+
+
+@dataclass
+class Stop:
+    """Close the room (server shutdown); requests queued before it are still handled."""
+
+    reason: str
+
+
+def msg_tag(msg: m.ClientMsg) -> str:
+    return type(msg).__struct_config__.tag  # type: ignore[return-value]
+
+
+def scaled(limits: InLimits, scale: float) -> Limits:
+    """The limits a game runs with (``scale`` < 1 only in tests, for fast clocks)."""
+    base = limits.to_limits()
+    if scale == 1.0:
+        return base
+    return Limits(
+        **{k: (None if v is None else v * scale) for k, v in msgspec.structs.asdict(base).items()}
+    )
+
+
+def settings_of(game: Game, scale: float = 1.0) -> RoomSettings:
+    """Settings shown for a game resumed from its log (the lobby's own are not logged).
+
+    Spectators are off: the log does not say whether the room allowed them or had a password.
+    """
+    limits = InLimits(
+        **{
+            k: (None if v is None else max(5.0, round(v / scale, 3)))
+            for k, v in msgspec.structs.asdict(game.limits).items()
+        }
+    )
+    return RoomSettings(variant=game.variant, limits=limits, spectators=False)
+
+
+class Room:
+    """A room's state and task. Create, then run :meth:`run` in a nursery."""
+
+    def __init__(
+        self,
+        code: str,
+        config: ServerConfig,
+        on_closed: Callable[[Room], None],
+        *,
+        lobby: Lobby | None = None,
+        password: PasswordHash | None = None,
+        game: Game | None = None,
+        writer: LogWriter | None = None,
+        receipt: Receipt | None = None,
+        results_: list[ResultView] | None = None,
+    ) -> None:
+        self.code = code
+        self.config = config
+        self._on_closed = on_closed
+        self.lobby = lobby if lobby is not None or game is not None else Lobby()
+        self.password = password
+        self.game = game
+        self.writer = writer
+        self.receipt = receipt
+        self.results: list[ResultView] = results_ or []
+        self.settings = (
+            self.lobby.settings if self.lobby is not None else settings_of(game, config.limit_scale)
+        )  # type: ignore[arg-type]
+        self.conns: dict[str, Connection] = {}  # player id -> its live connection
+        self.watchers: set[Connection] = set()
+        now = config.clock()
+        #: player id -> when their connection went (everyone is away in a room loaded from a log)
+        self.away_since: dict[str, float] = {}
+        if game is not None:
+            self.away_since = {p.id: now for p in game.players}
+        self.empty_since: float | None = now
+        self.closed = False
+        self._idle = False
+        self.inbox, self._inbox_recv = trio.open_memory_channel[Request | Detached | Stop](math.inf)
+
+    def __repr__(self) -> str:
+        return f"<Room {self.code} {'lobby' if self.game is None else self.game.phase}>"
+
+    # ------------------------------------------------------------------ the task
+
+    async def run(self) -> None:
+        """The room's task: returns when the room closes; never raises (except Cancelled)."""
+        say = self.config.say
+        try:
+            await self._loop()
+        except LogFailure as exc:
+            say(f"room {self.code}: writing the game log failed ({exc}); this game is stopped")
+            self._close_all(
+                "the game log could not be written, so this game is stopped; "
+                "it will resume when the server restarts",
+                CLOSE_INTERNAL,
+            )
+        except Exception:
+            say(f"room {self.code}: internal error, room closed\n{traceback.format_exc()}")
+            self._close_all("internal server error: this room is closed", CLOSE_INTERNAL)
+        finally:
+            self._shut()
+
+    def _shut(self) -> None:
+        self.closed = True
+        while True:
+            try:
+                item = self._inbox_recv.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                break
+            if isinstance(item, Request):
+                item.conn.send(m.Error(code="room_closed", message="This room has closed."))
+                item.done.set()
+        self._inbox_recv.close()
+        self._close_all("this room has closed", CLOSE_GOING_AWAY)
+        if self.writer is not None:
+            self.writer.close()
+        self._on_closed(self)
+
+    async def _loop(self) -> None:
+        while True:
+            wait = self._next_wake() - self.config.clock()
+            item: Request | Detached | Stop | None = None
+            with trio.move_on_after(max(wait, 0.0)):
+                item = await self._inbox_recv.receive()
+            if item is None:
+                await self._on_timer()
+            elif isinstance(item, Stop):
+                self._close_all(item.reason, CLOSE_GOING_AWAY)
+                return
+            elif isinstance(item, Detached):
+                self._on_detached(item.conn)
+            else:
+                try:
+                    await self._on_request(item.conn, item.msg)
+                except RoomError as e:
+                    item.conn.send(m.Error(code=e.code, message=e.message, ref=msg_tag(item.msg)))
+                finally:
+                    item.done.set()
+            self._note_empty()
+            if self._finished():
+                return
+
+    def _note_empty(self) -> None:
+        """Start (or stop) the idle clock as the last connection goes (or one comes)."""
+        if self.conns or self.watchers:
+            self.empty_since = None
+        elif self.empty_since is None:
+            self.empty_since = self.config.clock()
+
+    def _finished(self) -> bool:
+        """A lobby everyone left is gone; so is an idle room without a game in progress."""
+        return self._idle or (self.lobby is not None and not self.lobby.seats)
+
+    def _running(self) -> bool:
+        return self.game is not None and not self.game.over
+
+    # ------------------------------------------------------------------ timers
+
+    def _next_wake(self) -> float:
+        times = [math.inf]
+        g = self.game
+        if g is not None and not g.over and not g.paused and g.deadline is not None:
+            times.append(g.deadline)
+        host = self._host_id()
+        if host is not None and host in self.away_since and self._candidates():
+            times.append(self.away_since[host] + self.config.host_grace)
+        if not self._running() and self.empty_since is not None:
+            times.append(self.empty_since + self.config.idle_close)
+        return min(times)
+
+    async def _on_timer(self) -> None:
+        now = self.config.clock()
+        g = self.game
+        due = g is not None and not g.over and not g.paused and g.deadline is not None
+        if due and now >= g.deadline:  # type: ignore[union-attr, operator]
+            await self._execute(cmd.Tick(now=now))
+        host = self._host_id()
+        if (
+            host is not None
+            and host in self.away_since
+            and now >= self.away_since[host] + self.config.host_grace
+        ):
+            try:
+                await self._pass_host("the host was away")
+            except RoomError as e:  # cannot happen with a sane engine; never spin on it
+                self.config.say(f"room {self.code}: host not passed: {e.message}")
+                self.away_since[host] = now
+        idle = not self._running() and self.empty_since is not None
+        if idle and now >= self.empty_since + self.config.idle_close:  # type: ignore[operator]
+            self._idle = True  # nobody has been here for a while: close (see _finished)
+
+    # ------------------------------------------------------------------ seats
+
+    def _host_id(self) -> str | None:
+        if self.lobby is not None:
+            return self.lobby.host_id
+        g = self.game
+        if g is None or g.over:
+            return None
+        return g.players[g.host].id
+
+    def _seat_index(self, player_id: str) -> int | None:
+        if self.lobby is not None:
+            return self.lobby.index(player_id)
+        assert self.game is not None
+        for p in self.game.players:
+            if p.id == player_id:
+                return p.seat
+        return None
+
+    def _name(self, player_id: str) -> str:
+        if self.lobby is not None:
+            i = self.lobby.index(player_id)
+            return self.lobby.seats[i].name if i is not None else "?"
+        assert self.game is not None
+        i = self._seat_index(player_id)
+        return self.game.name(i) if i is not None else "?"
+
+    def _candidates(self) -> list[str]:
+        """Who could take over as host: connected seats after the host, in seat order."""
+        host = self._host_id()
+        if self.lobby is not None:
+            ids = [s.id for s in self.lobby.seats]
+        else:
+            assert self.game is not None
+            ids = [p.id for p in self.game.players if p.seat not in self.game.kicked]
+        if host in ids:
+            i = ids.index(host)
+            ids = ids[i + 1 :] + ids[:i]
+        return [pid for pid in ids if pid in self.conns and pid != host]
+
+    async def _pass_host(self, reason: str) -> None:
+        candidates = self._candidates()
+        if not candidates:
+            return
+        to = candidates[0]
+        if self.lobby is not None:
+            self.lobby.pass_host(to)
+            self._broadcast([f"{self._name(to)} is now the host ({reason})."])
+            return
+        if self._running():
+            i = self._seat_index(to)
+            assert i is not None
+            await self._execute(cmd.PassHost(now=self.config.clock(), to=i, reason=reason))
+
+    def _attach(self, conn: Connection, player_id: str) -> None:
+        """Bind ``conn`` to a seat; an older connection for the seat is replaced."""
+        old = self.conns.get(player_id)
+        if old is not None and old is not conn:
+            old.room = None
+            old.player_id = None
+            old.close("replaced by a new connection")
+        self.conns[player_id] = conn
+        conn.room = self
+        conn.player_id = player_id
+        conn.spectator = False
+        self.away_since.pop(player_id, None)
+
+    def _detach(self, conn: Connection) -> None:
+        conn.room = None
+        if conn.spectator:
+            self.watchers.discard(conn)
+        elif conn.player_id is not None and self.conns.get(conn.player_id) is conn:
+            del self.conns[conn.player_id]
+            self.away_since[conn.player_id] = self.config.clock()
+        conn.player_id = None
+        conn.spectator = False
+
+    def _on_detached(self, conn: Connection) -> None:
+        if conn.room is not self:
+            return
+        pid = conn.player_id
+        was_seat = not conn.spectator and pid is not None and self.conns.get(pid) is conn
+        self._detach(conn)
+        if was_seat:
+            assert pid is not None
+            self._broadcast([f"{self._name(pid)} is away."])
+        else:
+            self._broadcast([])
+
+    def _member(self, conn: Connection) -> str:
+        """The player id acting through ``conn``, or a RoomError."""
+        if conn.room is not self:
+            raise RoomError("not_in_room", "Join a room first.")
+        if conn.spectator or conn.player_id is None:
+            raise RoomError("spectator", "Spectators watch; they cannot act in the game.")
+        return conn.player_id
+
+    # ------------------------------------------------------------------ requests
+
+    async def _on_request(self, conn: Connection, msg: m.ClientMsg) -> None:
+        if not conn.open:  # it went while the request waited: nobody to act for or answer
+            return
+        match msg:
+            case m.CreateRoom():
+                self._create(conn, msg)
+            case m.JoinRoom():
+                self._join(conn, msg)
+            case m.ResumeSeat():
+                self._resume(conn, msg)
+            case m.Watch():
+                self._watch(conn, msg)
+            case m.Leave():
+                await self._leave(conn)
+            case m.SendChat():
+                pid = self._member(conn)
+                i = self._seat_index(pid)
+                self._send_all(m.Chat(name=self._name(pid), text=msg.text, seat=i))
+            case m.ChangeSettings():
+                self._change_settings(conn, msg)
+            case m.SeatOrder():
+                pid = self._member(conn)
+                self._lobby_only().reorder(pid, list(msg.order))
+                self._broadcast([f"{self._name(pid)} changed the seating order."])
+            case m.StartGame():
+                await self._start(conn)
+            case m.KickPlayer() if self.lobby is not None:
+                self._lobby_kick(conn, msg.seat)
+            case _:
+                await self._game_command(conn, msg)
+
+    def _lobby_only(self) -> Lobby:
+        if self.lobby is None:
+            raise RoomError("already_started", "The game has already started.")
+        return self.lobby
+
+    def _create(self, conn: Connection, msg: m.CreateRoom) -> None:
+        lobby = self._lobby_only()
+        lobby.settings = clean_settings(msg.settings)
+        self.settings = lobby.settings
+        if msg.password:
+            self.password = PasswordHash.make(msg.password)
+        seat, token = lobby.join(msg.name)
+        self._attach(conn, seat.id)
+        conn.send(m.Seated(room=self.code, seat=0, player_id=seat.id, token=token))
+        self._broadcast([f"{seat.name} created room {self.code}."])
+
+    def _not_member(self, conn: Connection) -> None:
+        if conn.room is self:
+            raise RoomError("already_in_room", f"You are already in room {self.code}.")
+
+    def _join(self, conn: Connection, msg: m.JoinRoom) -> None:
+        self._not_member(conn)
+        if self.lobby is None:
+            raise RoomError(
+                "already_started",
+                "This room's game has started; players who left can resume with their token.",
+            )
+        check_password(self.password, msg.password)
+        seat, token = self.lobby.join(msg.name)
+        self._attach(conn, seat.id)
+        i = self.lobby.index(seat.id)
+        assert i is not None
+        conn.send(m.Seated(room=self.code, seat=i, player_id=seat.id, token=token))
+        self._broadcast([f"{seat.name} joined."])
+
+    def _resume(self, conn: Connection, msg: m.ResumeSeat) -> None:
+        pid: str | None = None
+        if self.lobby is not None:
+            found = self.lobby.by_token(msg.token)
+            pid = found.id if found else None
+        else:
+            assert self.game is not None
+            for p in self.game.players:  # no early exit: timing does not tell which seat
+                if token_matches(msg.token, p.token_hash):
+                    pid = p.id
+                    if p.seat in self.game.kicked:
+                        raise RoomError("kicked", "You were removed from this game.")
+        if pid is None:
+            raise RoomError("bad_token", f"That token does not match a seat in room {self.code}.")
+        if conn.room is self and conn.player_id != pid:
+            raise RoomError("already_in_room", f"You are already in room {self.code}.")
+        i = self._seat_index(pid)
+        assert i is not None
+        self._attach(conn, pid)
+        conn.send(m.Seated(room=self.code, seat=i, player_id=pid, token=msg.token))
+        self._broadcast([f"{self._name(pid)} is back."])
+
+    def _watch(self, conn: Connection, msg: m.Watch) -> None:
+        self._not_member(conn)
+        if not self.settings.spectators:
+            raise RoomError("no_spectators", "This room does not allow spectators.")
+        check_password(self.password, msg.password)
+        self.watchers.add(conn)
+        conn.room = self
+        conn.spectator = True
+        conn.player_id = None
+        conn.send(m.Watching(room=self.code))
+        self._broadcast([])
+
+    async def _leave(self, conn: Connection) -> None:
+        if conn.room is not self:
+            raise RoomError("not_in_room", "You are not in a room.")
+        if conn.spectator:
+            self._detach(conn)
+            conn.close("you stopped watching")
+            self._broadcast([])
+            return
+        pid = self._member(conn)
+        name = self._name(pid)
+        if self.lobby is not None:
+            self.lobby.remove(pid)
+            self.conns.pop(pid, None)
+            self.away_since.pop(pid, None)
+            conn.room = None
+            conn.player_id = None
+            conn.close("you left the room")
+            self._broadcast([f"{name} left."])
+            return
+        self._detach(conn)
+        conn.close("you left the game; your seat is kept and your token resumes it")
+        self._broadcast([f"{name} left the table."])
+        if pid == self._host_id():
+            await self._pass_host("the host left")
+
+    def _change_settings(self, conn: Connection, msg: m.ChangeSettings) -> None:
+        pid = self._member(conn)
+        lobby = self._lobby_only()
+        lobby.change_settings(pid, msg.settings)
+        self.settings = lobby.settings
+        if not self.settings.spectators:
+            for w in list(self.watchers):
+                self._detach(w)
+                w.close("this room no longer allows spectators")
+        self._broadcast([f"{self._name(pid)} changed the settings."])
+
+    def _lobby_kick(self, conn: Connection, seat: int) -> None:
+        pid = self._member(conn)
+        assert self.lobby is not None
+        gone = self.lobby.kick(pid, seat)
+        self.away_since.pop(gone.id, None)
+        kicked = self.conns.pop(gone.id, None)
+        if kicked is not None:
+            kicked.room = None
+            kicked.player_id = None
+            kicked.close("the host removed you from the room")
+        self._broadcast([f"{self._name(pid)} removed {gone.name} from the room."])
+
+    # ------------------------------------------------------------------ the game
+
+    async def _start(self, conn: Connection) -> None:
+        pid = self._member(conn)
+        lobby = self._lobby_only()
+        lobby.check_start(pid)
+        settings = lobby.settings
+        players = lobby.players()
+        host = lobby.host
+        assert host is not None
+        now = self.config.clock()
+        game_id = new_game_id()
+        start = cmd.StartGame(
+            now=now,
+            game_id=game_id,
+            room=self.code,
+            variant=settings.variant,
+            players=players,
+            host=host,
+            cards=deal(settings, len(players)),
+            limits=scaled(settings.limits, self.config.limit_scale),
+        )
+        events = decide(None, start)
+        if isinstance(events, cmd.Rejection):
+            raise RoomError(events.code, events.message)
+        path = self.config.replays / f"{game_id}.jsonl"
+        try:
+            self.writer = await open_writer(path)
+        except (OSError, LogError) as exc:
+            raise RoomError(
+                "log_unavailable", f"The server cannot create the game log: {exc}"
+            ) from None
+        self.lobby = None
+        await self._commit(events, now)
+
+    async def _game_command(self, conn: Connection, msg: m.ClientMsg) -> None:
+        pid = self._member(conn)
+        if self.game is None:
+            raise RoomError("not_started", "The game has not started yet.")
+        seat = self._seat_index(pid)
+        assert seat is not None
+        command = to_command(msg, seat, self.config.clock())
+        if command is None:
+            raise RoomError("unexpected", f"{msg_tag(msg)!r} is not possible here.")
+        await self._execute(command)
+
+    async def _execute(self, command: cmd.AnyCommand) -> None:
+        assert self.game is not None
+        events = decide(self.game, command)
+        if isinstance(events, cmd.Rejection):
+            raise RoomError(events.code, events.message)
+        if events:
+            await self._commit(events, command.now)
+
+    async def _commit(self, events: list, ts: float) -> None:
+        """Durable first, then the state, then the table: the one order that never lies."""
+        assert self.writer is not None
+        records = await self.writer.append_many(
+            [(event_type(e), event_data(e)) for e in events], ts
+        )
+        self.game = results.apply(self.game, events, self.results)
+        self.receipt = Receipt(records[-1].seq, records[-1].hash)
+        assert self.game is not None
+        for p in self.game.players:  # removed players' connections go
+            if p.seat in self.game.kicked and p.id in self.conns:
+                gone = self.conns.pop(p.id)
+                gone.room = None
+                gone.player_id = None
+                gone.close("the host removed you from the game")
+        self._broadcast(feed.describe(self.game, events))
+        if any(isinstance(e, GameEnded) for e in events):
+            self.writer.close()
+
+    # ------------------------------------------------------------------ sending
+
+    def table(self) -> Table:
+        return Table(
+            code=self.code,
+            settings=self.settings,
+            lobby=self.lobby,
+            connected=frozenset(self.conns),
+            spectators=len(self.watchers),
+            results=tuple(self.results),
+        )
+
+    def _broadcast(self, lines: list[str]) -> None:
+        """One Update per viewer, each built by ``build_views``."""
+        seats = {pid: self._seat_index(pid) for pid in self.conns}
+        viewers: set[int | None] = set(seats.values())
+        if self.watchers:
+            viewers.add(None)
+        if not viewers:
+            return
+        views = build_views(self.table(), self.game, viewers)
+        receipt = self.receipt if self.game is not None else None
+        frames = {
+            v: encode(m.Update(view=view, receipt=receipt, feed=lines)) for v, view in views.items()
+        }
+        for pid, conn in list(self.conns.items()):
+            conn.send_text(frames[seats[pid]])
+        for w in list(self.watchers):
+            w.send_text(frames[None])
+
+    def _send_all(self, msg: m.ServerMsg) -> None:
+        text = encode(msg)
+        for conn in [*self.conns.values(), *self.watchers]:
+            conn.send_text(text)
+
+    def _close_all(self, reason: str, code: int) -> None:
+        for conn in [*self.conns.values(), *self.watchers]:
+            conn.room = None
+            conn.player_id = None
+            conn.close(reason, code)
+        self.conns.clear()
+        self.watchers.clear()
+
+    # ------------------------------------------------------------------ for tests and tools
+
+    def submit(self, item: Request | Detached | Stop) -> None:
+        """Queue an item without waiting; raises trio.BrokenResourceError once closed."""
+        self.inbox.send_nowait(item)
+
+
+def to_command(msg: m.ClientMsg, seat: int, now: float) -> cmd.AnyCommand | None:
+    """The engine command for a game message sent by ``seat`` (None: not a game command)."""
+    match msg:
+        case m.ChooseCard(card=card):
+            return cmd.ChooseCard(now=now, seat=seat, card=card)
+        case m.WriteSpell(word=word):
+            return cmd.WriteSpell(now=now, seat=seat, word=word)
+        case m.MarkBoards(boards=boards):
+            return cmd.MarkBoards(now=now, seat=seat, boards=tuple(boards))
+        case m.CommitSummon(commitment=c):
+            return cmd.Commit(now=now, seat=seat, commitment=c)
+        case m.RevealSummon(word=word, nonce=nonce):
+            return cmd.Reveal(now=now, seat=seat, word=word, nonce=nonce)
+        case m.ChallengeWord(seat=target, rule=rule):
+            return cmd.Challenge(now=now, seat=seat, target=target, rule=rule)
+        case m.ProposeSame(a=a, b=b):
+            return cmd.ProposeSame(now=now, seat=seat, a=a, b=b)
+        case m.CastVote(proposal=p, yes=yes, reason=reason):
+            return cmd.Vote(now=now, seat=seat, proposal=p, yes=yes, reason=reason)
+        case m.ReviewDone():
+            return cmd.Done(now=now, seat=seat)
+        case m.PauseGame():
+            return cmd.Pause(now=now, seat=seat)
+        case m.ResumeGame():
+            return cmd.Resume(now=now, seat=seat)
+        case m.SkipPlayer(seat=target):
+            return cmd.Skip(now=now, seat=seat, target=target)
+        case m.KickPlayer(seat=target):
+            return cmd.Kick(now=now, seat=seat, target=target)
+    return None

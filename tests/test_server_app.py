@@ -1,0 +1,140 @@
+"""``conjure serve`` as a program: the banner, the parseable port line, clean stop on a signal,
+wss:// with a certificate, and reading interface addresses without sending anything."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+from wsclient import open_client
+
+from protocol import messages as m
+from server.netinfo import _from_ip_json, addresses_for, url_host
+
+LISTENING = re.compile(r"^listening on (wss?)://(\S+):(\d+)$")
+
+
+async def _read_until(stream: trio.abc.ReceiveStream, pattern: re.Pattern, buf: list[str]):
+    """Read lines until one matches; returns the match (``buf`` collects every line)."""
+    pending = b""
+    with trio.fail_after(20):
+        while True:
+            chunk = await stream.receive_some(4096)
+            if not chunk:
+                raise AssertionError("server exited early:\n" + "".join(buf))
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for raw in lines:
+                line = raw.decode()
+                buf.append(line + "\n")
+                found = pattern.match(line)
+                if found:
+                    return found
+
+
+async def test_serve_subprocess_prints_its_port_and_stops_cleanly_on_sigint(tmp_path):
+    cmd = [
+        sys.executable,
+        "-m",
+        "client.cli",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--replays",
+        str(tmp_path / "replays"),
+    ]
+    proc = await trio.lowlevel.open_process(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=Path(__file__).parent.parent
+    )
+    lines: list[str] = []
+    try:
+        found = await _read_until(proc.stdout, LISTENING, lines)
+        assert found.group(1, 2) == ("ws", "127.0.0.1")
+        port = int(found.group(3))
+        text = "".join(lines)
+        assert f"conjure play ws://127.0.0.1:{port} --name YOU --create" in text
+        assert f"conjure play ws://127.0.0.1:{port} --name YOU --room CODE" in text
+        async with open_client(f"ws://127.0.0.1:{port}", "Ann") as ann:
+            await ann.create()
+            proc.send_signal(signal.SIGINT)
+            await ann.wait_closed(timeout=10)
+            bye = [x for x in ann.received if isinstance(x, m.Bye)]
+            assert bye and "shutting down" in bye[-1].reason
+        with trio.fail_after(10):
+            rc = await proc.wait()
+        rest = b""
+        while chunk := await proc.stdout.receive_some(4096):
+            rest += chunk
+        assert rc == 0, "".join(lines) + rest.decode()
+        assert "stopped" in rest.decode()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        await proc.stdout.aclose()
+
+
+def _self_signed(tmp: Path) -> tuple[Path, Path]:
+    cert, key = tmp / "cert.pem", tmp / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to make a certificate")
+async def test_wss_with_a_certificate(start_server, tmp_path):
+    from server.app import ssl_context
+
+    cert, key = _self_signed(tmp_path)
+    server = await start_server(ssl_context=ssl_context(cert, key))
+    assert server.url.startswith("wss://127.0.0.1:")
+    client_ctx = ssl.create_default_context(cafile=str(cert))
+    async with open_client(server.url, "Ann", ssl_context=client_ctx) as ann:
+        code = await ann.create()
+        assert len(code) == 4
+
+
+def test_interface_addresses_are_read_not_probed():
+    sample = """[
+      {"ifname": "lo", "flags": ["LOOPBACK", "UP"], "addr_info": [
+        {"family": "inet", "local": "127.0.0.1", "scope": "host"}]},
+      {"ifname": "wlan0", "flags": ["BROADCAST", "UP", "LOWER_UP"], "addr_info": [
+        {"family": "inet", "local": "192.168.1.20", "scope": "global"},
+        {"family": "inet6", "local": "fe80::1", "scope": "link"},
+        {"family": "inet6", "local": "2001:db8::20", "scope": "global"}]},
+      {"ifname": "eth1", "flags": ["BROADCAST"], "addr_info": [
+        {"family": "inet", "local": "10.0.0.9", "scope": "global"}]}
+    ]"""
+    assert _from_ip_json(sample) == ["192.168.1.20", "2001:db8::20"]
+    assert addresses_for("127.0.0.1") == ["127.0.0.1"]
+    assert all(":" not in a for a in addresses_for("0.0.0.0"))
+    assert url_host("::1") == "[::1]" and url_host("10.0.0.1") == "10.0.0.1"
