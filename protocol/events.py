@@ -64,6 +64,10 @@ class GameStarted(Event, tag="game_started"):
     host: int
     cards: tuple[Card, ...]
     limits: Limits
+    #: Room settings a restarted server needs; a room password itself is never logged.
+    deck: str = "default"
+    spectators: bool = True
+    private: bool = False
 
 
 class RoundStarted(Event, tag="round_started"):

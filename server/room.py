@@ -80,9 +80,9 @@ def scaled(limits: InLimits, scale: float) -> Limits:
 
 
 def settings_of(game: Game, scale: float = 1.0) -> RoomSettings:
-    """Settings shown for a game resumed from its log (the lobby's own are not logged).
+    """Settings of a game resumed from its log (custom cards are in the dealt cards already).
 
-    Spectators are off: the log does not say whether the room allowed them or had a password.
+    A room that had a password admits no spectators after a restart: the password is never logged.
     """
     limits = InLimits(
         **{
@@ -90,7 +90,13 @@ def settings_of(game: Game, scale: float = 1.0) -> RoomSettings:
             for k, v in msgspec.structs.asdict(game.limits).items()
         }
     )
-    return RoomSettings(variant=game.variant, limits=limits, spectators=False)
+    deck = game.deck if game.deck in ("default", "default+custom", "custom") else "default"
+    return RoomSettings(
+        variant=game.variant,
+        deck=deck,  # type: ignore[arg-type]
+        limits=limits,
+        spectators=game.spectators and not game.private,
+    )
 
 
 class Room:
@@ -513,6 +519,9 @@ class Room:
             host=host,
             cards=deal(settings, len(players)),
             limits=scaled(settings.limits, self.config.limit_scale),
+            deck=settings.deck,
+            spectators=settings.spectators,
+            private=self.password is not None,
         )
         events = decide(None, start)
         if isinstance(events, cmd.Rejection):

@@ -298,6 +298,9 @@ async def test_restart_resumes_an_unfinished_game(start_server, said):
     second = await start_server()
     assert len(second.report.resumed) == 1 and not said
     assert code in second.rooms
+    # the room's settings come back from the log (no password here, so spectators stay welcome)
+    assert second.rooms[code].settings.spectators
+    assert second.rooms[code].settings.deck == deck().deck
     async with contextlib.AsyncExitStack() as stack:
         table = [await stack.enter_async_context(open_client(second.url, n)) for n in NAMES]
         for new, prev in zip(table, old, strict=True):

@@ -20,6 +20,9 @@ class StartGame(Command):
     host: int
     cards: tuple[Card, ...]  # already shuffled and dealt: chance arrives as data
     limits: Limits
+    deck: str = "default"
+    spectators: bool = True
+    private: bool = False
 
 
 class ChooseCard(Command):

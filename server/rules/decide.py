@@ -284,6 +284,9 @@ def _start(b: _Builder, c: cmd.StartGame) -> None:
             host=c.host,
             cards=c.cards,
             limits=c.limits,
+            deck=c.deck,
+            spectators=c.spectators,
+            private=c.private,
         )
     )
     _start_round(b, 1, c.now)

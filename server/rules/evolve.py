@@ -54,6 +54,9 @@ def evolve(state: Game | None, event: ev.Event) -> Game:
             host=event.host,
             cards=event.cards,
             limits=event.limits,
+            deck=event.deck,
+            spectators=event.spectators,
+            private=event.private,
             totals={p.seat: 0 for p in event.players},
         )
     if state is None:

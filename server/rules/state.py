@@ -70,6 +70,9 @@ class Game:
     host: int
     cards: tuple[Card, ...]
     limits: Limits
+    deck: str = "default"
+    spectators: bool = True
+    private: bool = False
     kicked: set[int] = field(default_factory=set)
     used: set[int] = field(default_factory=set)
     totals: dict[int, int] = field(default_factory=dict)
