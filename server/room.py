@@ -584,6 +584,7 @@ class Room:
             connected=frozenset(self.conns),
             spectators=len(self.watchers),
             results=tuple(self.results),
+            now=self.config.clock(),
         )
 
     def _broadcast(self, lines: list[str]) -> None:

@@ -28,6 +28,7 @@ class Table:
     connected: frozenset[str]  # public ids of seats with a live connection
     spectators: int = 0
     results: Sequence[ResultView] = ()
+    now: float | None = None  # when the view is sent: clients count down from ``remaining``
 
 
 def build_view(table: Table, game: Game | None, viewer: int | None) -> View:
@@ -43,6 +44,15 @@ def build_views(
         return {v: _lobby_view(table, v) for v in viewers}
     checks = _checks(game)
     return {v: _game_view(table, game, v, checks) for v in viewers}
+
+
+def _remaining(g: Game, now: float | None) -> float | None:
+    """Seconds left at send time, so clients need not trust their own clock against ours."""
+    if g.paused:
+        return g.paused_remaining
+    if g.deadline is None or now is None:
+        return None
+    return max(0.0, round(g.deadline - now, 3))
 
 
 def _checks(g: Game) -> tuple[dict, dict]:
@@ -150,7 +160,7 @@ def _game_view(table: Table, g: Game, viewer: int | None, checks: tuple[dict, di
         card=card_view(g, r.card) if r is not None else None,
         turn=g.turn,
         deadline=g.deadline,
-        remaining=g.paused_remaining,
+        remaining=_remaining(g, table.now),
         paused=g.paused,
         proposals=proposals,
         results=list(table.results),

@@ -1,0 +1,429 @@
+"""``conjure play``: the full-screen terminal client.
+
+prompt_toolkit runs on asyncio, the network on Trio: Trio runs as a *guest* on prompt_toolkit's
+asyncio loop (``trio.lowlevel.start_guest_run``, see shared notes/stack.md), both in one thread.
+The Trio side owns the program's lifetime: it starts the UI as an asyncio task, runs the
+connection in a nursery, and cancels the nursery when the UI ends. Keys reach the network
+through ``send_nowait`` on a memory channel; the network reaches the screen by updating the
+Session and calling ``app.invalidate()``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import sys
+import threading
+import traceback
+from dataclasses import dataclass, field
+
+import msgspec
+import trio
+from prompt_toolkit.application import Application
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.data_structures import Point
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
+from prompt_toolkit.layout import HSplit, Layout, Window
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.layout.processors import BeforeInput
+from prompt_toolkit.output import ColorDepth
+
+from client import screen
+from client.net import Connection, ssl_context_for
+from client.session import Session, name_problem, parse_limits
+from client.statefile import StateDir
+from protocol.deck import DeckError, load_deck
+from protocol.messages import ClientMsg, RoomSettings
+
+DEFAULT_URL = "ws://localhost:8765"
+
+
+@dataclass
+class Options:
+    url: str = DEFAULT_URL
+    name: str | None = None
+    room: str | None = None
+    create: bool = False
+    password: str | None = None
+    spectator: bool = False
+    insecure: bool = False
+    state_dir: str | None = None
+    settings: RoomSettings = field(default_factory=RoomSettings)
+    ask_settings: bool = True
+
+
+class ClientApp:
+    """One running client: the Session, the prompt_toolkit Application and the Connection."""
+
+    def __init__(self, opts: Options, *, input=None, output=None) -> None:
+        self.opts = opts
+        self.store = StateDir(opts.state_dir)
+        self._send_channel, self._receive_channel = trio.open_memory_channel[ClientMsg](256)
+        self.session = Session(
+            server=opts.url,
+            store=self.store,
+            send=self._send,
+            name=opts.name,
+            room=opts.room,
+            create=opts.create,
+            password=opts.password,
+            spectator=opts.spectator,
+            settings=opts.settings,
+            ask_settings=opts.ask_settings,
+        )
+        self.connection: Connection | None = None
+        self.buffer = Buffer(multiline=False)
+        self._width_override: int | None = None
+        self.app: Application[int] = self._build_app(input, output)
+        self.ui_task: asyncio.Future | None = None
+        self._trio_cancel: trio.CancelScope | None = None
+        self._trio_token: trio.lowlevel.TrioToken | None = None
+
+    # ---------------------------------------------------------------- UI -> network
+
+    def _send(self, msg: ClientMsg) -> None:
+        try:
+            self._send_channel.send_nowait(msg)
+        except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+            self.session.say("error", "Could not send: the connection is busy. Try again.")
+
+    # ---------------------------------------------------------------- layout
+
+    def _build_app(self, input, output) -> Application[int]:
+        s = self.session
+
+        def width() -> int:
+            if self._width_override is not None:
+                return self._width_override
+            try:
+                return self.app.output.get_size().columns
+            except Exception:
+                return 80
+
+        def feed_content():
+            return screen.feed(s)
+
+        def feed_cursor():
+            return Point(0, max(0, sum(t.count("\n") for _, t, *_ in screen.feed(s))))
+
+        keys_mode = Condition(lambda: s.wants_keys() and not self.buffer.text)
+
+        kb = KeyBindings()
+
+        @kb.add("c-c", eager=True)
+        @kb.add("c-q", eager=True)
+        @kb.add(Keys.SIGINT)
+        def _quit(event) -> None:
+            event.app.exit(result=0)
+
+        @kb.add("enter", eager=True)
+        def _enter(event) -> None:
+            text = self.buffer.text
+            self._guard(lambda: self._on_enter(text))
+
+        @kb.add("escape", eager=True)
+        def _escape(event) -> None:
+            self._guard(lambda: s.key("escape"))
+
+        @kb.add(Keys.Any, filter=keys_mode, eager=True)
+        def _key(event) -> None:
+            ch = event.data
+            if ch == "/":
+                self.buffer.insert_text(ch)
+            elif len(ch) == 1 and ch.isprintable():
+                self._guard(lambda: s.key(ch))
+
+        input_window = Window(
+            BufferControl(
+                buffer=self.buffer,
+                input_processors=[
+                    BeforeInput(lambda: [("class:prompt", s.prompt())]),
+                ],
+            ),
+            height=Dimension(min=1, max=3),
+            dont_extend_height=True,
+            wrap_lines=True,
+        )
+        body = HSplit(
+            [
+                Window(FormattedTextControl(lambda: screen.header(s, width())), height=1),
+                Window(
+                    FormattedTextControl(lambda: screen.boards(s, width())),
+                    dont_extend_height=True,
+                    height=Dimension(min=2),
+                ),
+                Window(
+                    FormattedTextControl(lambda: screen.panel(s, width())),
+                    dont_extend_height=True,
+                    height=Dimension(min=0),
+                ),
+                Window(char="─", height=1, style="class:dim"),
+                Window(
+                    FormattedTextControl(feed_content, get_cursor_position=feed_cursor),
+                    wrap_lines=True,
+                    height=Dimension(min=2, preferred=3, weight=1),
+                ),
+                Window(FormattedTextControl(lambda: screen.status(s, width())), height=1),
+                input_window,
+                Window(FormattedTextControl(lambda: screen.key_help(s, width())), height=1),
+            ]
+        )
+        color_depth = ColorDepth.DEPTH_1_BIT if screen.no_color() else None
+        app: Application[int] = Application(
+            layout=Layout(body, focused_element=input_window),
+            key_bindings=kb,
+            style=screen.make_style(),
+            full_screen=True,
+            mouse_support=False,
+            refresh_interval=0.5,
+            color_depth=color_depth,
+            input=input,
+            output=output,
+        )
+        app.ttimeoutlen = 0.05
+        return app
+
+    def _guard(self, fn) -> None:
+        try:
+            fn()
+        except Exception:
+            self.store.log("error handling input:\n" + traceback.format_exc())
+            self.session.say("error", f"Internal error; details in {self.store.log_path}.")
+        if self.session.quit_requested:
+            self.app.exit(result=0)
+        self.app.invalidate()
+
+    def _on_enter(self, text: str) -> None:
+        s = self.session
+        if s.wants_keys() and not text:
+            s.key("enter")
+            return
+        if s.submit(text):
+            self.buffer.reset()
+
+    def snapshot(self, width: int = 80, height: int = 24) -> str:
+        """The screen as plain text, drawn exactly as the terminal would get it (for tests)."""
+        from prompt_toolkit.application.current import set_app
+        from prompt_toolkit.layout.mouse_handlers import MouseHandlers
+        from prompt_toolkit.layout.screen import Screen, WritePosition
+
+        shot = Screen()
+        self._width_override = width
+        self.app.render_counter += 1  # controls cache their text per render
+        try:
+            with set_app(self.app):
+                self.app.layout.container.write_to_screen(
+                    shot, MouseHandlers(), WritePosition(0, 0, width, height), "", False, None
+                )
+                shot.draw_all_floats()
+        finally:
+            self._width_override = None
+        rows = []
+        for y in range(height):
+            row = shot.data_buffer[y]
+            rows.append("".join(row[x].char for x in range(width)).rstrip())
+        return "\n".join(rows)
+
+    # ---------------------------------------------------------------- running
+
+    async def run_async(self) -> int:
+        """Run until the player quits (on an asyncio loop; Trio runs as a guest)."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future = loop.create_future()
+
+        def done_callback(outcome) -> None:
+            if not done.done():
+                done.set_result(outcome)
+
+        trio.lowlevel.start_guest_run(
+            self._trio_main,
+            run_sync_soon_threadsafe=loop.call_soon_threadsafe,
+            run_sync_soon_not_threadsafe=loop.call_soon,
+            done_callback=done_callback,
+            host_uses_signal_set_wakeup_fd=True,
+            strict_exception_groups=True,
+        )
+        try:
+            outcome = await asyncio.shield(done)
+        except asyncio.CancelledError:
+            self.cancel()
+            outcome = await done
+            raise
+        if self.ui_task is not None and not self.ui_task.done():
+            with contextlib.suppress(Exception):
+                self.app.exit(result=1)
+            with contextlib.suppress(Exception):
+                await self.ui_task
+        return outcome.unwrap()
+
+    def drop_connection(self) -> None:
+        """Cut the current connection so that it reconnects (thread-safe; for tests)."""
+        if self._trio_token is not None and self.connection is not None:
+            with contextlib.suppress(trio.RunFinishedError):
+                self._trio_token.run_sync_soon(self.connection.drop)
+
+    def cancel(self) -> None:
+        """Stop everything (thread-safe)."""
+        if self._trio_token is not None and self._trio_cancel is not None:
+            with contextlib.suppress(trio.RunFinishedError):
+                self._trio_token.run_sync_soon(self._trio_cancel.cancel)
+
+    async def _trio_main(self) -> int:
+        self._trio_token = trio.lowlevel.current_trio_token()
+        ui_done = trio.Event()
+        token = self._trio_token
+        self.connection = Connection(
+            self.session,
+            self.opts.url,
+            self._receive_channel,
+            self.app.invalidate,
+            ssl_context=ssl_context_for(self.opts.url, self.opts.insecure),
+        )
+        with trio.CancelScope() as cancel:
+            self._trio_cancel = cancel
+            async with trio.open_nursery() as nursery:
+                self.ui_task = asyncio.ensure_future(self.app.run_async())
+                self.ui_task.add_done_callback(lambda _: token.run_sync_soon(ui_done.set))
+                nursery.start_soon(self._network)
+                await ui_done.wait()
+                nursery.cancel_scope.cancel()
+        if self.ui_task.done() and not self.ui_task.cancelled():
+            exc = self.ui_task.exception()
+            if exc is not None:
+                self.store.log("the screen failed:\n" + "".join(traceback.format_exception(exc)))
+                return 1
+            return int(self.ui_task.result() or 0)
+        return 1
+
+    async def _network(self) -> None:
+        assert self.connection is not None
+        try:
+            await self.connection.run()
+        except Exception:
+            self.store.log("the connection task failed:\n" + traceback.format_exc())
+            self.session.say("error", f"Internal error; details in {self.store.log_path}.")
+            self.app.invalidate()
+
+
+# ------------------------------------------------------------------ command line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "url",
+        nargs="?",
+        default=DEFAULT_URL,
+        help=f"server address (default {DEFAULT_URL}; wss:// for TLS)",
+    )
+    parser.add_argument("--name", help="your name at the table (asked if missing)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--create", action="store_true", help="create a new room (you host it)")
+    which.add_argument("--room", metavar="CODE", help="join the room with this 4-letter code")
+    parser.add_argument("--password", help="the room's password, if it has one")
+    parser.add_argument(
+        "--insecure", action="store_true", help="accept a wss:// server's self-signed certificate"
+    )
+    setup = parser.add_argument_group("room settings (with --create)")
+    setup.add_argument("--variant", choices=("standard", "dark-magic"), default="standard")
+    setup.add_argument(
+        "--limits",
+        metavar="SPEC",
+        help="time limits, e.g. '90 60 90 120 30 120', 'off', 'spell=30 review=off'",
+    )
+    setup.add_argument("--deck", metavar="FILE", help="add the categories of a TOML deck file")
+    setup.add_argument(
+        "--only-deck", action="store_true", help="play only with the --deck categories"
+    )
+    setup.add_argument("--no-spectators", action="store_true", help="nobody may watch")
+    setup.add_argument(
+        "--quick", action="store_true", help="create the room with these settings without asking"
+    )
+
+
+def settings_from_args(args: argparse.Namespace) -> RoomSettings:
+    settings = RoomSettings(variant=getattr(args, "variant", "standard") or "standard")
+    if getattr(args, "limits", None):
+        settings = msgspec.structs.replace(settings, limits=parse_limits(args.limits))
+    if getattr(args, "deck", None):
+        cards = list(load_deck(args.deck))
+        deck = "custom" if getattr(args, "only_deck", False) else "default+custom"
+        settings = msgspec.structs.replace(settings, custom_cards=cards, deck=deck)
+    if getattr(args, "no_spectators", False):
+        settings = msgspec.structs.replace(settings, spectators=False)
+    return settings
+
+
+def options_from_args(args: argparse.Namespace, *, spectator: bool = False) -> Options:
+    return Options(
+        url=args.url,
+        name=getattr(args, "name", None),
+        room=getattr(args, "room", None),
+        create=getattr(args, "create", False),
+        password=getattr(args, "password", None),
+        spectator=spectator,
+        insecure=getattr(args, "insecure", False),
+        state_dir=os.environ.get("CONJURE_STATE_DIR") or None,
+        settings=settings_from_args(args) if not spectator else RoomSettings(),
+        ask_settings=not getattr(args, "quick", False),
+    )
+
+
+def check_url(url: str) -> str | None:
+    if not (url.startswith("ws://") or url.startswith("wss://")):
+        return f"{url!r} is not a ws:// or wss:// address"
+    return None
+
+
+async def _main_async(client: ClientApp) -> int:
+    loop = asyncio.get_running_loop()
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, lambda: client.app.exit(result=0))
+    return await client.run_async()
+
+
+def run_client(opts: Options) -> int:
+    problem = check_url(opts.url)
+    if problem:
+        print(f"conjure: {problem}", file=sys.stderr)
+        return 2
+    if not opts.spectator and not opts.create and not opts.room:
+        print(
+            "conjure: say --create to open a new room or --room CODE to join one", file=sys.stderr
+        )
+        return 2
+    if opts.room and not re.fullmatch(r"[A-Za-z]{4}", opts.room):
+        print(f"conjure: {opts.room!r} is not a room code (4 letters)", file=sys.stderr)
+        return 2
+    if opts.name is not None and (problem := name_problem(opts.name)):
+        print(f"conjure: {problem}", file=sys.stderr)
+        return 2
+    client = ClientApp(opts)
+    try:
+        code = asyncio.run(_main_async(client))
+    except Exception:
+        client.store.log("the client failed:\n" + traceback.format_exc())
+        print(f"conjure: internal error; details in {client.store.log_path}", file=sys.stderr)
+        return 1
+    s = client.session
+    if s.room and s.token and not s.spectator:
+        name = f" --name {s.name}" if s.name and " " not in s.name else ""
+        print(f"Left room {s.room}. Come back with: conjure play {s.server} --room {s.room}{name}")
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        opts = options_from_args(args)
+    except (DeckError, ValueError) as exc:
+        print(f"conjure: {exc}", file=sys.stderr)
+        return 2
+    return run_client(opts)

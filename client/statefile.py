@@ -1,0 +1,295 @@
+"""The client's state directory: seat tokens, summoning secrets, receipts and the error log.
+
+Where: ``$CONJURE_STATE_DIR`` if set, else ``platformdirs.user_state_dir("conjure")``
+(``~/.local/state/conjure`` on Linux). The directory is created with mode 0700; every file in it
+is created with mode 0600 and replaced atomically (write a temporary file in the same directory,
+fsync, ``os.replace``), so a crash leaves either the old or the new content, never half of it.
+Read-modify-write cycles of ``secrets.json`` hold an exclusive ``flock`` on ``secrets.lock``, so
+two clients sharing a state directory do not lose each other's entries.
+
+Files (all UTF-8 JSON, one object, ``"version": 1``):
+
+``secrets.json``
+    Everything needed to come back after a crash::
+
+        {
+          "version": 1,
+          "seats": {
+            "<server url>|<ROOM>": {
+              "server": "ws://host:8765", "room": "ABCD", "seat": 2,
+              "player_id": "...", "token": "...", "name": "Ann", "saved_at": 1767225600.0
+            }
+          },
+          "summons": {
+            "<game_id>|<round>|<seat>": {
+              "game_id": "...", "round": 3, "seat": 2,
+              "attempts": [
+                {"word": "spaceship", "nonce": "<64 hex>", "commitment": "<64 hex>",
+                 "saved_at": 1767225600.0}
+              ]
+            }
+          }
+        }
+
+    ``seats`` holds the secret token of each seat this user holds, per (server URL, room code);
+    ``conjure play URL --room CODE`` resumes that seat instead of joining anew. ``summons`` holds
+    every summoning word committed for a (game, round, seat), newest last, each saved *before*
+    its commitment was sent: the word is revealed with the newest attempt, and an older one is
+    tried if the server says it does not match (a replacement commitment lost in transit).
+    Entries older than 30 days are dropped when the file is next written.
+
+``receipts/<game_id>.json``
+    The latest receipt the server sent for that game (for ``conjure replay``)::
+
+        {"version": 1, "game_id": "...", "seq": 41, "hash": "<64 hex>",
+         "server": "ws://host:8765", "room": "ABCD", "saved_at": 1767225600.0}
+
+    ``seq`` is the log position of the newest record this client saw and ``hash`` that record's
+    chain hash (docs/LOG.md, "Receipts"): the log must hold a record with that seq and hash. The
+    file only ever moves forward (a receipt with a lower seq never replaces a higher one). A
+    game id that is not made only of ``[A-Za-z0-9_.-]`` is stored under ``sha256(game_id)``
+    as the file name (the ``game_id`` field inside still holds the real id).
+
+``client.log``
+    Unexpected exceptions (with tracebacks), so the screen never shows one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+VERSION = 1
+MAX_AGE = 30 * 24 * 3600
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+
+
+def default_state_dir() -> Path:
+    env = os.environ.get("CONJURE_STATE_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("conjure"))
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Atomically replace ``path`` with ``data``; the file is mode 0600."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    with contextlib.suppress(OSError):
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def seat_key(server: str, room: str) -> str:
+    return f"{server.rstrip('/')}|{room.upper()}"
+
+
+def summon_key(game_id: str, round_: int, seat: int) -> str:
+    return f"{game_id}|{round_}|{seat}"
+
+
+class StateDir:
+    """One user's client state (see the module docstring for the formats)."""
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = Path(path) if path is not None else default_state_dir()
+
+    # ---------------------------------------------------------------- plumbing
+
+    def ensure(self) -> None:
+        self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with contextlib.suppress(OSError):
+            os.chmod(self.path, 0o700)
+
+    @property
+    def secrets_path(self) -> Path:
+        return self.path / "secrets.json"
+
+    @property
+    def log_path(self) -> Path:
+        return self.path / "client.log"
+
+    def receipt_path(self, game_id: str) -> Path:
+        name = (
+            game_id
+            if _SAFE_NAME.match(game_id) and game_id not in (".", "..")
+            else (hashlib.sha256(game_id.encode()).hexdigest())
+        )
+        return self.path / "receipts" / f"{name}.json"
+
+    @contextlib.contextmanager
+    def _locked(self):
+        self.ensure()
+        fd = os.open(self.path / "secrets.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def read_secrets(self) -> dict[str, Any]:
+        data = _read_json(self.secrets_path) or {}
+        seats = data.get("seats")
+        summons = data.get("summons")
+        return {
+            "version": VERSION,
+            "seats": seats if isinstance(seats, dict) else {},
+            "summons": summons if isinstance(summons, dict) else {},
+        }
+
+    def _update_secrets(self, change) -> None:
+        with self._locked():
+            data = self.read_secrets()
+            change(data)
+            cutoff = time.time() - MAX_AGE
+            for section in ("seats", "summons"):
+                data[section] = {
+                    k: v
+                    for k, v in data[section].items()
+                    if isinstance(v, dict) and _newest(v) >= cutoff
+                }
+            write_private(
+                self.secrets_path, json.dumps(data, indent=1, sort_keys=True).encode() + b"\n"
+            )
+
+    # ---------------------------------------------------------------- seats
+
+    def save_seat(
+        self, server: str, room: str, *, seat: int, player_id: str, token: str, name: str
+    ) -> None:
+        entry = {
+            "server": server,
+            "room": room.upper(),
+            "seat": seat,
+            "player_id": player_id,
+            "token": token,
+            "name": name,
+            "saved_at": time.time(),
+        }
+
+        def change(data: dict) -> None:
+            data["seats"][seat_key(server, room)] = entry
+
+        self._update_secrets(change)
+
+    def load_seat(self, server: str, room: str) -> dict[str, Any] | None:
+        entry = self.read_secrets()["seats"].get(seat_key(server, room))
+        if isinstance(entry, dict) and isinstance(entry.get("token"), str):
+            return entry
+        return None
+
+    def forget_seat(self, server: str, room: str) -> None:
+        def change(data: dict) -> None:
+            data["seats"].pop(seat_key(server, room), None)
+
+        self._update_secrets(change)
+
+    # ---------------------------------------------------------------- summoning secrets
+
+    def save_summon(
+        self, game_id: str, round_: int, seat: int, *, word: str, nonce: str, commitment: str
+    ) -> None:
+        """Add one committed word; call this BEFORE the commitment is sent."""
+        attempt = {"word": word, "nonce": nonce, "commitment": commitment, "saved_at": time.time()}
+
+        def change(data: dict) -> None:
+            key = summon_key(game_id, round_, seat)
+            entry = data["summons"].get(key)
+            if not isinstance(entry, dict) or not isinstance(entry.get("attempts"), list):
+                entry = {"game_id": game_id, "round": round_, "seat": seat, "attempts": []}
+            entry["attempts"] = [
+                a for a in entry["attempts"] if a.get("commitment") != commitment
+            ] + [attempt]
+            data["summons"][key] = entry
+
+        self._update_secrets(change)
+
+    def load_summons(self, game_id: str, round_: int, seat: int) -> list[dict[str, Any]]:
+        """The committed words of that round, newest first."""
+        entry = self.read_secrets()["summons"].get(summon_key(game_id, round_, seat))
+        if not isinstance(entry, dict):
+            return []
+        attempts = [
+            a
+            for a in entry.get("attempts", [])
+            if isinstance(a, dict)
+            and isinstance(a.get("word"), str)
+            and isinstance(a.get("nonce"), str)
+        ]
+        return list(reversed(attempts))
+
+    # ---------------------------------------------------------------- receipts
+
+    def save_receipt(self, game_id: str, seq: int, hash_: str, *, server: str, room: str) -> bool:
+        """Keep the receipt if it is newer than the one on file; True if written."""
+        path = self.receipt_path(game_id)
+        old = _read_json(path)
+        if old is not None and isinstance(old.get("seq"), int) and old["seq"] >= seq:
+            return False
+        data = {
+            "version": VERSION,
+            "game_id": game_id,
+            "seq": seq,
+            "hash": hash_,
+            "server": server,
+            "room": room,
+            "saved_at": time.time(),
+        }
+        self.ensure()
+        write_private(path, json.dumps(data, sort_keys=True).encode() + b"\n")
+        return True
+
+    def load_receipt(self, game_id: str) -> dict[str, Any] | None:
+        return _read_json(self.receipt_path(game_id))
+
+    # ---------------------------------------------------------------- log
+
+    def log(self, text: str) -> None:
+        """Append a line (or a traceback) to client.log; never raises."""
+        with contextlib.suppress(OSError):
+            self.ensure()
+            fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+                os.write(fd, f"{stamp} {text.rstrip()}\n".encode())
+            finally:
+                os.close(fd)
+
+
+def _newest(entry: dict[str, Any]) -> float:
+    stamps = [entry.get("saved_at", 0)]
+    for a in entry.get("attempts", []) or []:
+        if isinstance(a, dict):
+            stamps.append(a.get("saved_at", 0))
+    return max((s for s in stamps if isinstance(s, (int, float))), default=0)

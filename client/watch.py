@@ -1,0 +1,22 @@
+"""``conjure watch``: the player's screen, as a spectator (no seat, nothing to type but /quit)."""
+
+from __future__ import annotations
+
+import argparse
+
+from client.app import DEFAULT_URL, options_from_args, run_client
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "url", nargs="?", default=DEFAULT_URL, help=f"server address (default {DEFAULT_URL})"
+    )
+    parser.add_argument("--room", metavar="CODE", required=True, help="the room's 4-letter code")
+    parser.add_argument("--password", help="the room's password, if it has one")
+    parser.add_argument(
+        "--insecure", action="store_true", help="accept a wss:// server's self-signed certificate"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_client(options_from_args(args, spectator=True))

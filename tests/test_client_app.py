@@ -1,0 +1,306 @@
+"""Headless application tests: the real ClientApp (pipe input + DummyOutput, Trio as a guest on
+asyncio) against a real server on loopback, the other seats played by scripted protocol clients
+(``tests/wsclient.py`` driven by ``clienthelpers.Robot``). Every phase of both variants."""
+
+from __future__ import annotations
+
+from clienthelpers import CTRL_U, ENTER, HeadlessClient, robots
+
+from client.app import Options
+from protocol.messages import (
+    CastVote,
+    CommitSummon,
+    JoinRoom,
+    ResumeSeat,
+    RevealSummon,
+    RoomSettings,
+)
+
+
+def opts(server, tmp_path, name="Ann", **kw) -> Options:
+    kw.setdefault("state_dir", str(tmp_path / f"state-{name}"))
+    return Options(url=server.url, name=name, **kw)
+
+
+def phase_is(*phases, round_=None):
+    def check(s):
+        v = s.view
+        return v is not None and v.phase in phases and (round_ is None or v.round == round_)
+
+    return check
+
+
+async def keys(client: HeadlessClient, text: str) -> None:
+    for k in text:
+        client.type(k)
+        await client.idle()
+
+
+async def test_standard_game_every_phase(server, tmp_path):
+    async with HeadlessClient(opts(server, tmp_path, create=True, ask_settings=False)) as ann:
+        s = ann.session
+        await ann.wait(phase_is("lobby"), what="lobby")
+        room = s.room
+        await ann.wait_screen(f"Room {room}", f"--room {room}", "Lobby: s=start")
+        ann.type("s")
+        await ann.wait_screen("A game needs at least 3 players; 1 seated")
+        specs = [
+            dict(name="Bob", spell="hydrogen", summon="spaceship", hold=("done",)),
+            dict(name="Cat", spell="rocket", summon="moon", hold=("done",)),
+        ]
+        async with robots(server.url, room, specs) as (bob, cat):
+            await ann.wait(lambda s: len(s.view.players) == 3)
+            ann.type("s")
+            # choose
+            await ann.wait(phase_is("choose"), what="choose")
+            screen = await ann.wait_screen(
+                "Choose a category (1-3):", "Categories on the table", "round 1/3", "conjurer Ann"
+            )
+            assert "▶1 Ann ✦ ♛" in screen and "★" in screen
+            await ann.line("7")
+            await ann.wait_screen("Type the number of a category, 1-3.")
+            ann.type(CTRL_U)
+            await ann.line("1")
+            # spell: the conjurer writes first
+            await ann.wait(lambda s: s.view.phase == "spell" and s.view.turn == 0)
+            await ann.wait_screen("Your spell word:", "✎ writing…")
+            await ann.line("freighter")
+            # mark
+            await ann.wait(phase_is("mark"), what="mark")
+            await ann.wait_screen(
+                "Toggle boards 1-3, Enter to confirm (2-4 crystals):",
+                "freighter",
+                "hydrogen",
+                "rocket",
+            )
+            await keys(ann, "2" + ENTER)
+            await ann.wait_screen("Place at least 2 crystals (1 placed).")
+            await keys(ann, "3")
+            await ann.wait_screen("◇", "Crystals ready for: hydrogen, rocket")
+            ann.type(ENTER)
+            # commit, with the local warning first
+            await ann.wait(phase_is("commit"), what="commit")
+            screen = await ann.wait_screen("Your summoning word:", "locked in")
+            assert screen.count("◆") >= 2
+            await ann.line("rocket ship")
+            await ann.wait_screen(
+                "contains 'rocket' (Cat's spell word): it would be invalid", "Lock it in anyway?"
+            )
+            assert not any(isinstance(m, CommitSummon) for m in s.sent)
+            assert ann.client.buffer.text == "rocket ship"  # kept, to change it
+            ann.type(CTRL_U)
+            await ann.line("spaceship")
+            # reveal happens by itself, then the review
+            await ann.wait(phase_is("review"), what="review")
+            assert [m.word for m in s.sent if isinstance(m, RevealSummon)] == ["spaceship"]
+            await ann.wait_screen("Review: c=challenge", "spaceship ✓", "moon ✓")
+            await keys(ann, "c3")
+            await ann.wait_screen("Rule for 'moon': 1 noun")
+            ann.type("3")
+            await ann.wait(lambda s: s.view.proposals, what="a proposal")
+            await ann.wait_screen("Ann challenges Cat's 'moon': must fit the category")
+            await bob.c.send(CastVote(proposal=0, yes=True, reason="not an insect"))
+            await ann.wait(lambda s: s.view.proposals[0].carried is True)
+            await ann.wait_screen("carried (2-0)", "Bob: not an insect", "moon ✗ invalid")
+            bob.release()
+            cat.release()
+            ann.type("d")
+            # round 2 starts: the result of round 1 with every player's points and reasons
+            await ann.wait(lambda s: s.view.round == 2, what="round 2")
+            screen = await ann.wait_screen("Round 1:", "conjurer Ann", "matched", "invalid word")
+            for name in ("Ann", "Bob", "Cat"):
+                assert f"  {name} " in screen
+            # rounds 2 and 3: the robots conjure, Ann writes and summons
+            for rnd in (2, 3):
+                await ann.wait(
+                    lambda s, rnd=rnd: (
+                        s.view.round == rnd and s.view.phase == "spell" and s.view.turn == 0
+                    ),
+                    timeout=15,
+                    what=f"spell, round {rnd}",
+                )
+                await ann.line(f"word{rnd}")
+                await ann.wait(phase_is("commit", round_=rnd))
+                await ann.line("spaceship")
+                await ann.wait(phase_is("review", round_=rnd))
+                ann.type("d")
+                await ann.idle()
+            await ann.wait(phase_is("over"), what="game over")
+            screen = await ann.wait_screen("Final standings", "Game over", "wins")
+            print(screen)
+        # a receipt for the game was kept
+        receipt = ann.client.store.load_receipt(s.view.game_id)
+        assert receipt["seq"] > 10 and len(receipt["hash"]) == 64 and receipt["room"] == room
+    assert ann.exit_code == 0
+
+
+async def test_dark_magic_every_phase_with_a_spectator(server, tmp_path):
+    async with HeadlessClient(opts(server, tmp_path, create=True)) as ann:
+        s = ann.session
+        # the settings form, typed
+        await ann.wait_screen("New room settings", "Variant: 1 standard, 2 dark magic [1]:")
+        await ann.line("2")
+        await ann.wait_screen("Time limits in s")
+        await ann.line("spell=45")
+        await ann.line("")  # default deck
+        await ann.line("y")
+        await ann.wait_screen("Create the room?", "Dark Magic", "spell 45s")
+        await ann.line("")
+        await ann.wait(phase_is("lobby"), what="lobby")
+        assert s.view.settings.variant == "dark-magic" and s.view.settings.limits.spell == 45
+        room = s.room
+        specs = [
+            dict(name="Bob", spell="sea", summon="whale", hold=("done",)),
+            dict(name="Cat", spell="fin", summon="shark", hold=("done",)),
+        ]
+        watch = Options(
+            url=server.url, room=room, spectator=True, state_dir=str(tmp_path / "watcher")
+        )
+        async with robots(server.url, room, specs) as (bob, cat), HeadlessClient(watch) as eve:
+            await ann.wait(lambda s: len(s.view.players) == 3)
+            await eve.wait(lambda s: s.view is not None and len(s.view.players) == 3)
+            ann.type("s")
+            await ann.wait(phase_is("choose"))
+            await eve.wait_screen("watching: waiting for Ann to choose a category")
+            await ann.line("2")
+            # dark-commit: the conjurer's secret word at once
+            await ann.wait(phase_is("dark-commit"))
+            await ann.wait_screen("Your secret summoning word:")
+            await eve.wait_screen("watching: waiting for Ann to write a secret summoning word")
+            await ann.line("ocean")
+            await ann.wait(phase_is("spell", "mark"))
+            await ann.wait_screen("ocean · locked in")
+            # spell words from the others only, then the marks (0-4 allowed)
+            await ann.wait(phase_is("mark"), what="mark")
+            await ann.wait_screen("Toggle boards 2-3, Enter to confirm (0-4 crystals):")
+            await keys(ann, "1")
+            await ann.wait_screen("Board 1 (Ann) has no spell word to mark.")
+            await keys(ann, "2" + ENTER)
+            # commit: the others summon, the conjurer waits
+            await ann.wait(phase_is("commit", "reveal", "review"), what="commit")
+            await ann.wait(phase_is("review"), what="review")
+            await ann.wait_screen("ocean ✓", "whale ✓", "shark ✓")
+            eve_screen = await eve.wait_screen("ocean ✓", "watching:")
+            assert "▶" not in eve_screen  # the spectator has no board of their own
+            bob.release()
+            cat.release()
+            ann.type("d")
+            await ann.wait(lambda s: s.view.round == 2, what="round 2")
+            await ann.wait_screen("Round 1:", "no matches: the conjuration failed")
+            # round 2: Bob conjures; Ann writes a spell word after Cat, then summons
+            for rnd in (2, 3):
+                await ann.wait(
+                    lambda s, rnd=rnd: (
+                        s.view.round == rnd and s.view.phase == "spell" and s.view.turn == 0
+                    ),
+                    timeout=15,
+                    what=f"spell, round {rnd}",
+                )
+                await ann.line(f"word{rnd}")
+                await ann.wait(phase_is("commit", round_=rnd))
+                await ann.line("whale")
+                await ann.wait(phase_is("review", round_=rnd))
+                ann.type("d")
+                await ann.idle()
+            await ann.wait(phase_is("over"), what="game over")
+            await ann.wait_screen("Final standings")
+            await eve.wait_screen("Final standings")
+
+
+async def test_crash_mid_summon_then_restart_reveals_the_same_word(server, tmp_path):
+    state = str(tmp_path / "ann-state")
+    async with HeadlessClient(
+        opts(server, tmp_path, create=True, ask_settings=False, state_dir=state)
+    ) as ann:
+        await ann.wait(phase_is("lobby"))
+        room = ann.session.room
+        specs = [
+            dict(name="Bob", summon="spaceship", hold=("commit",)),
+            dict(name="Cat", summon="moon", hold=("commit",)),
+        ]
+        async with robots(server.url, room, specs) as (bob, cat):
+            await ann.wait(lambda s: len(s.view.players) == 3)
+            ann.type("s")
+            await ann.wait(phase_is("choose"))
+            await ann.line("1")
+            await ann.wait(lambda s: s.view.phase == "spell" and s.view.turn == 0)
+            await ann.line("freighter")
+            await ann.wait(phase_is("mark"))
+            await keys(ann, "23" + ENTER)
+            await ann.wait(phase_is("commit"))
+            await ann.line("spaceship")
+            await ann.wait(lambda s: s.me.committed, what="Ann committed")
+            await ann.crash()
+            await bob.c.wait_view(lambda v: not v.players[0].connected)
+
+            again = HeadlessClient(opts(server, tmp_path, room=room.lower(), state_dir=state))
+            async with again:
+                await again.wait(phase_is("commit"), what="resumed")
+                assert isinstance(again.session.sent[0], ResumeSeat)
+                assert not any(isinstance(m, JoinRoom) for m in again.session.sent)
+                await again.wait_screen("Locked in 'spaceship'", "spaceship · locked in")
+                bob.release()
+                cat.release()
+                await again.wait(phase_is("review"), what="review")
+                reveals = [m for m in again.session.sent if isinstance(m, RevealSummon)]
+                assert [m.word for m in reveals] == ["spaceship"]
+                assert again.session.view.players[0].summon == "spaceship"
+                await again.wait_screen("spaceship ✓")
+
+
+async def test_connection_loss_banner_reconnects_and_keeps_the_typed_text(server, tmp_path):
+    async with HeadlessClient(opts(server, tmp_path, create=True, ask_settings=False)) as ann:
+        await ann.wait(phase_is("lobby"))
+        room = ann.session.room
+        async with robots(server.url, room, [dict(name="Bob"), dict(name="Cat")]) as (bob, _):
+            await ann.wait(lambda s: len(s.view.players) == 3)
+            ann.type("s")
+            await ann.wait(phase_is("choose"))
+            ann.type("1")  # typed, not yet sent
+            await ann.idle()
+            ann.client.drop_connection()
+            await ann.wait_screen("connection lost", "reconnecting")
+            await bob.c.wait_view(lambda v: not v.players[0].connected)
+            assert ann.client.buffer.text == "1"
+            await ann.wait(lambda s: s.connected and s.joined, what="reconnected")
+            await ann.wait_screen("connection restored", "back at board 1")
+            assert ann.session.seat == 0
+            assert sum(isinstance(m, ResumeSeat) for m in ann.session.sent) == 1
+            assert ann.client.buffer.text == "1"
+            ann.type(ENTER)
+            await ann.wait(phase_is("spell"), what="the card was chosen")
+
+
+async def test_join_errors_read_as_sentences(server, tmp_path):
+    async with HeadlessClient(opts(server, tmp_path, room="ZZZZ", name="Ann")) as ann:
+        screen = await ann.wait_screen("Type a name to try again")
+        assert "Traceback" not in screen
+        assert ann.session.status[0] == "error"
+        assert "ZZZZ" in ann.session.status[1] or "room" in ann.session.status[1].lower()
+        print(screen)
+
+
+async def test_default_settings_roundtrip_through_the_lobby(server, tmp_path):
+    async with HeadlessClient(
+        opts(
+            server,
+            tmp_path,
+            create=True,
+            ask_settings=False,
+            settings=RoomSettings(variant="dark-magic"),
+        )
+    ) as ann:
+        await ann.wait(phase_is("lobby"))
+        await ann.wait_screen("variant: Dark Magic")
+        ann.type("e")
+        await ann.wait_screen("Room settings", "Variant: 1 standard, 2 dark magic [2]:")
+        for answer in ("1", "off", "", "n", ""):
+            await ann.line(answer)
+        await ann.wait(
+            lambda s: (
+                s.view.settings.variant == "standard"
+                and s.view.settings.limits.spell is None
+                and not s.view.settings.spectators
+            )
+        )
+        await ann.wait_screen("variant: standard", "spectators: not allowed", "spell off")

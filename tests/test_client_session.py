@@ -1,0 +1,651 @@
+"""The client's pure logic: prompts per phase, input parsing, local checks, secrets and receipts."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import msgspec
+import pytest
+
+from client import screen
+from client.session import Session, SetupForm, parse_card, parse_limits
+from client.statefile import StateDir
+from protocol.commitment import check_reveal
+from protocol.messages import (
+    CardView,
+    CastVote,
+    ChallengeWord,
+    ChooseCard,
+    CommitSummon,
+    CreateRoom,
+    Error,
+    JoinRoom,
+    MarkBoards,
+    PlayerView,
+    PointView,
+    ProposalView,
+    ProposeSame,
+    Receipt,
+    ResultView,
+    ResumeSeat,
+    RevealSummon,
+    ReviewDone,
+    RoomSettings,
+    Seated,
+    SendChat,
+    StartGame,
+    Update,
+    View,
+    WriteSpell,
+)
+
+URL = "ws://127.0.0.1:9"
+NAMES = ["Ann", "Bob", "Cat", "Dan"]
+COLOURS = ["red", "blue", "green", "yellow"]
+
+
+def players(you: int | None = 0, **per_seat) -> list[PlayerView]:
+    out = []
+    for i, name in enumerate(NAMES):
+        fields = dict(
+            seat=i,
+            id=f"p{i}",
+            name=name,
+            colour=COLOURS[i],
+            connected=True,
+            you=i == you,
+            host=i == 0,
+        )
+        fields.update(per_seat.get(name, {}))
+        out.append(PlayerView(**fields))
+    return out
+
+
+def view(phase: str, *, you: int | None = 0, conjurer: int = 0, variant="standard", **kw) -> View:
+    base = dict(
+        room="ABCD",
+        game_id="g1",
+        phase=phase,
+        you=you,
+        host=0,
+        settings=RoomSettings(variant=variant),
+        players=players(you),
+        round=1,
+        rounds=4,
+        conjurer=conjurer,
+        cards=[
+            CardView(index=i, text=t, stars=i % 3 + 1)
+            for i, t in enumerate(["Vehicle", "Animal", "Food", "Tool"])
+        ],
+        card=CardView(index=0, text="Vehicle", stars=1),
+        remaining=42.0,
+    )
+    base.update(kw)
+    return View(**base)
+
+
+class Harness:
+    def __init__(self, tmp_path, **kw) -> None:
+        self.store = StateDir(tmp_path / "state")
+        self.sent: list = []
+        self.session = Session(
+            server=URL,
+            store=self.store,
+            send=self.sent.append,
+            name=kw.pop("name", "Ann"),
+            room=kw.pop("room", "ABCD"),
+            **kw,
+        )
+        self.session.connected = True
+        self.session.joined = True
+
+    def show(self, v: View, feed=(), receipt=None) -> None:
+        self.session.on_message(Update(view=v, feed=list(feed), receipt=receipt))
+
+
+@pytest.fixture
+def h(tmp_path):
+    return Harness(tmp_path)
+
+
+def spells(**words) -> dict:
+    return {n: {"spell": w} for n, w in words.items()}
+
+
+# ------------------------------------------------------------------ prompts
+
+
+def test_prompts_follow_the_phases(h):
+    s = h.session
+    h.show(view("lobby"))
+    assert s.prompt().startswith("Lobby: s=start") and s.wants_keys()
+    h.show(view("choose"))
+    assert s.prompt() == "Choose a category (1-4): "
+    h.show(view("choose", conjurer=1))
+    assert s.prompt() == "Waiting for Bob to choose a category "
+    h.show(view("spell", turn=0))
+    assert s.prompt() == "Your spell word: "
+    h.show(view("spell", turn=1))
+    assert "Waiting for Bob's spell word" in s.prompt()
+    v = view(
+        "mark",
+        players=players(0, **spells(Ann="FREIGHTER", Bob="HYDROGEN", Cat="ROCKET", Dan="MOON")),
+    )
+    h.show(v)
+    assert s.prompt() == "Toggle boards 1-4, Enter to confirm (2-4 crystals): "
+    assert s.wants_keys()
+    h.show(view("commit"))
+    assert s.prompt() == "Your summoning word: "
+    h.show(view("reveal", players=players(0, Bob={"committed": True})))
+    assert "Waiting for Bob to reveal" in s.prompt()
+    h.show(view("review"))
+    assert s.prompt() == "Review: c=challenge s=same v=vote d=done: "
+    h.show(view("over", winners=[0]))
+    assert s.prompt().startswith("Game over")
+
+
+def test_dark_magic_prompts(tmp_path):
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("dark-commit", variant="dark-magic"))
+    assert s.prompt() == "Your secret summoning word: "
+    h.show(
+        view(
+            "mark",
+            variant="dark-magic",
+            players=players(0, **spells(Bob="SEA", Cat="FIN", Dan="SALT")),
+        )
+    )
+    assert s.prompt() == "Toggle boards 2-4, Enter to confirm (0-4 crystals): "
+    h.show(view("commit", variant="dark-magic"))
+    assert "Waiting for Bob, Cat and Dan to lock in" in s.prompt()
+    h2 = Harness(tmp_path / "b", name="Bob")
+    h2.show(view("dark-commit", variant="dark-magic", you=1))
+    assert h2.session.prompt() == "Waiting for Ann to write a secret summoning word "
+
+
+def test_spectator_sees_what_the_table_waits_for(tmp_path):
+    h = Harness(tmp_path, spectator=True, name=None)
+    h.show(view("spell", you=None, turn=2))
+    assert h.session.prompt() == "watching: waiting for Cat's spell word "
+    assert not h.session.wants_keys()
+
+
+# ------------------------------------------------------------------ input
+
+
+def test_choose_card_by_number(h):
+    h.show(
+        view(
+            "choose",
+            cards=[
+                CardView(index=0, text="A", stars=1, used=True),
+                CardView(index=1, text="B", stars=2),
+                CardView(index=2, text="C", stars=3),
+            ],
+        )
+    )
+    assert h.session.prompt() == "Choose a category (1-2): "
+    assert not h.session.submit("3")
+    assert "1-2" in h.session.status[1]
+    assert h.session.submit("2")
+    assert h.sent == [ChooseCard(card=2)]
+
+
+def test_spell_word_validated_locally(h):
+    h.show(view("spell", turn=0))
+    assert not h.session.submit("x" * 41)
+    assert h.sent == []
+    assert h.session.submit("  rocket ")
+    assert h.sent == [WriteSpell(word="rocket")]
+
+
+def test_text_typed_out_of_turn_is_kept(h):
+    h.show(view("spell", turn=1))
+    assert h.session.submit("rocket") is False
+    assert "kept" in h.session.status[1]
+    assert h.sent == []
+
+
+def test_mark_toggling_limits_standard(h):
+    s = h.session
+    h.show(view("mark", players=players(0, **spells(Ann="A", Bob="B", Cat="C", Dan="D"))))
+    s.key("2")
+    s.key("enter")
+    assert h.sent == [] and "at least 2" in s.status[1]
+    for k in "1345":
+        s.key(k)
+    assert s.marks == {0, 1, 2, 3}
+    assert "There is no board 5" in s.status[1]
+    s.key("1")
+    s.key("enter")
+    assert h.sent == [MarkBoards(boards=[1, 2, 3])]
+
+
+def test_mark_at_most_four(tmp_path):
+    h = Harness(tmp_path)
+    names = ["Ann", "Bob", "Cat", "Dan"]
+    h.show(view("mark", players=players(0, **spells(**{n: n.upper() for n in names}))))
+    s = h.session
+    s.marks = {0, 1, 2, 3}
+    s.marks.add(1)
+    # Five boards cannot happen with four players; check the crystal count guard directly.
+    s.marks = {0, 1, 2}
+    s.key("4")
+    assert len(s.marks) == 4
+
+
+def test_mark_dark_magic_allows_zero_and_a_typed_line(tmp_path):
+    h = Harness(tmp_path)
+    h.show(
+        view(
+            "mark",
+            variant="dark-magic",
+            players=players(0, **spells(Bob="SEA", Cat="FIN", Dan="SALT")),
+        )
+    )
+    h.session.key("enter")
+    assert h.sent == [MarkBoards(boards=[])]
+    h.sent.clear()
+    h.show(
+        view(
+            "mark",
+            variant="dark-magic",
+            round=2,
+            players=players(0, **spells(Bob="SEA", Cat="FIN", Dan="SALT")),
+        )
+    )
+    assert h.session.submit("1 2") is False  # board 1 has no spell word
+    assert h.sent == []
+    assert h.session.submit("2 4")
+    assert h.sent == [MarkBoards(boards=[1, 3])]
+
+
+def test_local_word_warning_then_confirm(h):
+    s = h.session
+    v = view("commit", players=players(0, **spells(Ann="FREIGHTER", Bob="HYDROGEN", Cat="ROCKET")))
+    h.show(v)
+    assert s.submit("rocket ship") is False
+    assert s.status[0] == "warn"
+    assert "contains 'ROCKET' (Cat's spell word): it would be invalid, -3" in s.status[1]
+    assert s.prompt().startswith("Lock it in anyway?")
+    assert h.sent == []
+    assert s.submit("rocket ship") is True  # Enter again: locked in anyway
+    assert isinstance(h.sent[-1], CommitSummon)
+
+
+def test_local_word_warning_can_be_changed(h):
+    s = h.session
+    h.show(view("commit", players=players(0, **spells(Bob="DOG"))))
+    assert s.submit("dogfish") is False
+    assert "hidden inside" in s.status[1]
+    assert s.submit("spaceship") is True
+    assert len(h.sent) == 1
+
+
+def test_commitment_is_saved_before_it_is_sent(tmp_path):
+    store = StateDir(tmp_path / "st")
+    seen = []
+
+    def send(msg):
+        if isinstance(msg, CommitSummon):
+            saved = store.load_summons("g1", 1, 0)
+            assert saved and saved[0]["commitment"] == msg.commitment
+            seen.append(saved[0])
+
+    s = Session(server=URL, store=store, send=send, name="Ann", room="ABCD")
+    s.connected = s.joined = True
+    s.on_message(Update(view=view("commit")))
+    assert s.submit("spaceship")
+    assert seen and seen[0]["word"] == "spaceship"
+    assert check_reveal(seen[0]["commitment"], "g1", 1, 0, seen[0]["nonce"], "spaceship")
+    mode = stat.S_IMODE(os.stat(store.secrets_path).st_mode)
+    assert mode == 0o600
+    assert "Locked in 'spaceship'" in s.prompt() or s.prompt().startswith("Your summoning")
+
+
+def test_reveal_happens_when_asked_even_after_restart(tmp_path):
+    h = Harness(tmp_path)
+    h.show(view("commit"))
+    h.session.submit("spaceship")
+    commit = h.sent[-1]
+    # A new client process: same state dir, nothing in memory.
+    h2 = Harness(tmp_path)
+    me_committed = players(0, Ann={"committed": True})
+    h2.show(view("commit", players=me_committed))
+    assert "Locked in 'spaceship'" in h2.session.prompt()
+    assert h2.sent == []
+    h2.show(view("reveal", players=me_committed))
+    reveal = h2.sent[-1]
+    assert isinstance(reveal, RevealSummon) and reveal.word == "spaceship"
+    assert check_reveal(commit.commitment, "g1", 1, 0, reveal.nonce, reveal.word)
+    h2.show(view("reveal", players=me_committed))  # no second reveal for the same view
+    assert len(h2.sent) == 1
+
+
+def test_reveal_mismatch_falls_back_to_an_older_commitment(h):
+    h.show(view("commit"))
+    h.session.submit("comet")
+    h.session.submit("meteor")  # replaced, but suppose that commitment was lost in transit
+    committed = players(0, Ann={"committed": True})
+    h.sent.clear()
+    h.show(view("reveal", players=committed))
+    assert h.sent[-1].word == "meteor"
+    h.session.on_message(Error(code="reveal_mismatch", message="no", ref="reveal_summon"))
+    assert h.sent[-1].word == "comet"
+
+
+def test_dark_magic_conjurer_commits_without_word_check(tmp_path):
+    h = Harness(tmp_path)
+    h.show(view("dark-commit", variant="dark-magic"))
+    assert h.session.submit("ocean")
+    assert isinstance(h.sent[-1], CommitSummon)
+    assert h.store.load_summons("g1", 1, 0)[0]["word"] == "ocean"
+
+
+def test_review_flows(h):
+    s = h.session
+    published = players(
+        0,
+        Ann={"summon": "spaceship", "valid": True},
+        Bob={"summon": "rocket", "valid": True},
+        Cat={"summon": "space ship", "valid": True},
+    )
+    h.show(view("review", players=published))
+    for k in "c3":
+        s.key(k)
+    assert s.prompt().startswith("Rule for 'space ship': 1 noun 2 adjectives")
+    s.key("2")
+    assert h.sent[-1] == ChallengeWord(seat=2, rule="no-adjectives")
+    for k in "s13":
+        s.key(k)
+    assert h.sent[-1] == ProposeSame(a=0, b=2)
+    s.key("s")
+    s.key("1")
+    s.key("1")
+    assert "another player's" in s.status[1]
+    s.key("escape")
+    assert s.sub == ()
+    s.key("v")
+    assert "no open proposal" in s.status[1]
+    prop = ProposalView(
+        id=0, kind="same", by=1, seats=[0, 2], words=["spaceship", "space ship"], voters=[1, 3, 0]
+    )
+    h.show(view("review", players=published, proposals=[prop]))
+    s.key("v")
+    assert s.prompt().startswith("Proposal 1: y=yes n=no")
+    s.key("y")
+    assert not s.wants_keys()
+    assert s.submit("same thing, one word")
+    assert h.sent[-1] == CastVote(proposal=0, yes=True, reason="same thing, one word")
+    s.key("d")
+    assert h.sent[-1] == ReviewDone()
+
+
+def test_review_commands_as_a_typed_line(h):
+    published = players(0, Bob={"summon": "rocket", "valid": True})
+    h.show(view("review", players=published))
+    assert h.session.submit("c 2 1")
+    assert h.sent[-1] == ChallengeWord(seat=1, rule="noun")
+    prop = ProposalView(
+        id=0, kind="challenge", by=1, seats=[1], words=["rocket"], rule="noun", voters=[0, 2, 3]
+    )
+    h.show(view("review", players=published, proposals=[prop]))
+    assert h.session.submit("v n not convinced")
+    assert h.sent[-1] == CastVote(proposal=0, yes=False, reason="not convinced")
+
+
+def test_slash_commands(h):
+    h.show(view("spell", turn=1))
+    assert h.session.submit("/say hello there")
+    assert h.sent[-1] == SendChat(text="hello there")
+    assert h.session.submit("/pause")
+    assert not h.session.submit("/bogus")
+    h.show(view("lobby"))
+    h.session.key("s")
+    assert h.sent[-1] == StartGame()
+
+
+def test_lobby_start_needs_three_players(h):
+    h.show(view("lobby", players=players(0)[:2]))
+    h.session.key("s")
+    assert "at least 3" in h.session.status[1]
+
+
+def test_disconnected_input_is_kept(h):
+    h.show(view("spell", turn=0))
+    h.session.on_disconnected("connection refused", 2.0)
+    assert h.session.submit("rocket") is False
+    assert h.sent == []
+    assert "reconnecting in 2 s" in h.session.banner_text()
+
+
+# ------------------------------------------------------------------ joining
+
+
+def test_join_then_resume_with_saved_token(tmp_path):
+    store = StateDir(tmp_path)
+    s = Session(server=URL, store=store, send=lambda m: None, name="Ann", room="abcd")
+    assert s.on_connected() == [JoinRoom(room="ABCD", name="Ann")]
+    s.on_message(Seated(room="ABCD", seat=2, player_id="p2", token="t" * 20))
+    assert s.on_connected() == [ResumeSeat(room="ABCD", token="t" * 20)]
+    again = Session(server=URL, store=store, send=lambda m: None, name="ann", room="ABCD")
+    assert again.on_connected() == [ResumeSeat(room="ABCD", token="t" * 20)]
+    other = Session(server=URL, store=store, send=lambda m: None, name="Zed", room="ABCD")
+    assert other.on_connected() == [JoinRoom(room="ABCD", name="Zed")]
+
+
+def test_failed_resume_joins_anew(tmp_path):
+    store = StateDir(tmp_path)
+    store.save_seat(URL, "ABCD", seat=1, player_id="p", token="x" * 20, name="Ann")
+    sent = []
+    s = Session(server=URL, store=store, send=sent.append, name="Ann", room="ABCD")
+    assert s.on_connected() == [ResumeSeat(room="ABCD", token="x" * 20)]
+    s.on_message(Error(code="bad_token", message="That token does not match a seat."))
+    assert sent == [JoinRoom(room="ABCD", name="Ann")]
+    assert store.load_seat(URL, "ABCD") is None
+
+
+def test_name_taken_asks_for_another_name(tmp_path):
+    sent = []
+    s = Session(server=URL, store=StateDir(tmp_path), send=sent.append, name="Ann", room="ABCD")
+    s.on_connected()
+    s.on_message(Error(code="name_taken", message="Someone in this room is already called 'Ann'."))
+    assert "already called" in s.status[1]
+    assert s.prompt().startswith("Type a name to try again")
+    assert s.on_connected() == []  # no loop of refused joins
+    assert s.submit("Annie")
+    assert sent == [JoinRoom(room="ABCD", name="Annie")]
+
+
+def test_create_with_settings_form(tmp_path):
+    sent = []
+    s = Session(server=URL, store=StateDir(tmp_path), send=sent.append, name="Ann", create=True)
+    assert s.on_connected() == []  # the form comes first
+    for answer in [
+        "2",
+        "spell=30 review=off",
+        "2",
+        "Famous bridge **",
+        "Sea creature 3",
+        "",
+        "n",
+        "",
+    ]:
+        assert s.submit(answer), (answer, s.status)
+    msg = sent[-1]
+    assert isinstance(msg, CreateRoom)
+    st = msg.settings
+    assert st.variant == "dark-magic" and st.deck == "default+custom" and not st.spectators
+    assert st.limits.spell == 30 and st.limits.review is None and st.limits.choose == 90
+    assert [(c.text, c.stars) for c in st.custom_cards] == [
+        ("Famous bridge", 2),
+        ("Sea creature", 3),
+    ]
+
+
+def test_settings_form_loads_a_deck_file(tmp_path):
+    deck = tmp_path / "deck.toml"
+    deck.write_text('[[card]]\ntext = "Planet"\nstars = 2\n[[card]]\ntext = "Tree"\nstars = 1\n')
+    form = SetupForm()
+    for answer in ["", "", "3", f"@{deck}"]:
+        assert form.answer(answer) is None
+    assert form.answer("") is not None  # only your own: at least 3
+    assert form.answer("Bird *") is None
+    assert form.answer("") is None
+    assert form.step == "spectators"
+    assert [c.text for c in form.settings.custom_cards] == ["Planet", "Tree", "Bird"]
+    assert form.answer("@/nonexistent/deck.toml") is None or True
+
+
+def test_parsers():
+    assert parse_card("Famous bridge ***").stars == 3
+    assert parse_card("Sea creature ★★").stars == 2
+    assert parse_card("Sea creature 1").text == "Sea creature"
+    assert parse_card("Tree").stars == 1
+    with pytest.raises(ValueError):
+        parse_card("Tree 5")
+    limits = parse_limits("off")
+    assert all(v is None for v in msgspec.structs.asdict(limits).values())
+    limits = parse_limits("10 20 off")
+    assert (limits.choose, limits.spell, limits.mark, limits.commit) == (10, 20, None, 120)
+    with pytest.raises(ValueError):
+        parse_limits("2")
+    with pytest.raises(ValueError):
+        parse_limits("foo=3")
+
+
+# ------------------------------------------------------------------ receipts, countdown, screen
+
+
+def test_receipts_are_kept_per_game(h, tmp_path):
+    h.show(view("spell", turn=1), receipt=Receipt(5, "a" * 64))
+    h.show(view("spell", turn=2), receipt=Receipt(7, "b" * 64))
+    h.show(view("spell", turn=2), receipt=Receipt(6, "c" * 64))  # never goes backwards
+    path = h.store.receipt_path("g1")
+    data = json.loads(path.read_text())
+    assert (data["seq"], data["hash"], data["server"], data["room"]) == (7, "b" * 64, URL, "ABCD")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert h.store.receipt_path("../evil").parent == h.store.path / "receipts"
+
+
+def test_countdown_uses_remaining_and_the_local_clock(tmp_path):
+    now = [100.0]
+    store = StateDir(tmp_path)
+    s = Session(
+        server=URL,
+        store=store,
+        send=lambda m: None,
+        name="Ann",
+        room="ABCD",
+        clock=lambda: now[0],
+        wall=lambda: 5000.0,
+    )
+    s.on_message(Update(view=view("spell", turn=1, remaining=30.0, deadline=99999.0)))
+    now[0] += 12
+    assert s.remaining() == pytest.approx(18.0)
+    assert "0:18" in screen.plain(screen.header(s))
+    s.on_message(Update(view=view("spell", turn=1, remaining=None, deadline=5010.0)))
+    assert s.remaining() == pytest.approx(10.0)
+
+
+def test_screen_shows_boards_results_and_standings(h):
+    ps = players(
+        0,
+        Ann={
+            "spell": "FREIGHTER",
+            "marked": True,
+            "summon": "spaceship",
+            "valid": True,
+            "score": 3,
+        },
+        Bob={
+            "spell": "HYDROGEN",
+            "marked": True,
+            "summon": "hydrogen bomb",
+            "valid": False,
+            "invalid_reason": "'hydrogen bomb' contains the written word 'HYDROGEN'",
+            "connected": False,
+        },
+        Cat={
+            "spell": "ROCKET",
+            "summon": "spaceship",
+            "valid": True,
+            "flags": ["'ROCKET' is hidden inside 'rocketship'"],
+        },
+    )
+    h.show(view("review", players=ps))
+    text = screen.plain(screen.boards(h.session, 80))
+    assert "▶1 Ann ✦ ♛" in text
+    assert "FREIGHTER" in text and "◆" in text and "spaceship ✓" in text
+    assert "hydrogen bomb ✗ invalid" in text and "away" in text
+    assert "⚑ 'ROCKET' is hidden inside" in text
+    result = ResultView(
+        round=1,
+        conjurer=0,
+        card=CardView(index=0, text="Vehicle", stars=1),
+        case="conjured",
+        points={0: 1, 1: -3, 2: 1},
+        words={0: "spaceship", 1: "hydrogen bomb", 2: "spaceship"},
+        reasons={
+            0: [PointView(points=1, why="1 player(s) matched your word (Cat)", rule="P2a")],
+            1: [PointView(points=-3, why="invalid word: contains HYDROGEN", rule="P5")],
+            2: [PointView(points=1, why="matched the conjurer Ann (1 star(s))", rule="P2b")],
+        },
+    )
+    h.show(view("over", players=ps, results=[result], winners=[0]))
+    text = screen.plain(screen.panel(h.session, 80))
+    assert "Final standings" in text and "Ann wins!" in text
+    assert "some, but not all, matched the conjurer" in text
+    assert "Bob  -3  'hydrogen bomb': invalid word: contains HYDROGEN" in text
+
+
+def test_no_color_style_has_no_colours(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    style = screen.make_style()
+    for _, rule in style.style_rules:
+        assert "fg:" not in rule and "bg:" not in rule and "#" not in rule
+
+
+def test_command_line(tmp_path, monkeypatch):
+    from client import app, cli
+
+    monkeypatch.setenv("CONJURE_STATE_DIR", str(tmp_path))
+    argv = [
+        "play",
+        "ws://127.0.0.1:1",
+        "--name",
+        "Ann",
+        "--create",
+        "--variant",
+        "dark-magic",
+        "--limits",
+        "off",
+        "--no-spectators",
+        "--quick",
+    ]
+    parser = cli.build_parser(cli._available(), "play")
+    o = app.options_from_args(parser.parse_args(argv))
+    assert o.create and not o.ask_settings and o.state_dir == str(tmp_path)
+    assert o.settings.variant == "dark-magic" and not o.settings.spectators
+    assert o.settings.limits.choose is None
+    parser = cli.build_parser(cli._available(), "watch")
+    o = app.options_from_args(
+        parser.parse_args(["watch", "ws://h:1", "--room", "abcd"]), spectator=True
+    )
+    assert o.spectator and o.room == "abcd"
+    assert cli.main(["play", "ws://127.0.0.1:1", "--room", "ABC"]) == 2
+    assert cli.main(["play", "http://x", "--room", "ABCD"]) == 2
+    assert cli.main(["play", "ws://127.0.0.1:1"]) == 2
+
+
+def test_name_is_asked_when_missing(tmp_path):
+    sent = []
+    s = Session(server=URL, store=StateDir(tmp_path), send=sent.append, room="ABCD")
+    assert s.on_connected() == []
+    assert s.prompt() == "Your name: "
+    assert not s.submit("x" * 30)
+    assert s.submit("Ann")
+    assert sent == [JoinRoom(room="ABCD", name="Ann")]
