@@ -246,6 +246,9 @@ class GameServer:
         except msgspec.DecodeError as exc:
             conn.send(m.Error(code="malformed", message=f"Not valid JSON: {exc}"))
             return
+        except RecursionError:
+            conn.send(m.Error(code="invalid_message", message="The message is nested too deeply."))
+            return
         ref = msg_tag(msg)
         if not conn.greeted:
             if not isinstance(msg, m.Hello):
