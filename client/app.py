@@ -414,7 +414,8 @@ def run_client(opts: Options) -> int:
         print(f"conjure: internal error; details in {client.store.log_path}", file=sys.stderr)
         return 1
     s = client.session
-    if s.room and s.token and not s.spectator:
+    # make play stops its own server when the client quits: there is no coming back to it.
+    if s.room and s.token and not s.spectator and not os.environ.get("CONJURE_LOCAL_SERVER"):
         name = f" --name {s.name}" if s.name and " " not in s.name else ""
         print(f"Left room {s.room}. Come back with: conjure play {s.server} --room {s.room}{name}")
     return code

@@ -148,8 +148,11 @@ class Connection:
                 if scope.cancelled_caught:
                     reason = "dropped"
             except (Exception, BaseExceptionGroup) as exc:
-                if isinstance(exc, BaseExceptionGroup) and exc.split(trio.Cancelled)[0]:
-                    raise
+                if isinstance(exc, BaseExceptionGroup):
+                    cancelled, _rest = exc.split(trio.Cancelled)
+                    if cancelled is not None:
+                        # Being cancelled (the screen closed) wins over a close that raced it.
+                        raise cancelled from None
                 reason = describe(exc)
                 exc_seen = exc
                 if not _expected(exc):

@@ -394,7 +394,9 @@ def lobby(session: Session, width: int = 80) -> StyleAndTextTuples:
     for line in settings_lines(v.settings):
         out.append(("", "  " + fit(line, width - 3).rstrip() + "\n"))
     out.append(("", "  share: "))
-    out.append(("class:you", f"conjure play {session.server} --room {v.room} --name YOURNAME\n"))
+    # Connected through 127.0.0.1 (make play)? Friends need the LAN address the launcher found.
+    share = os.environ.get("CONJURE_SHARE_URL") or session.server
+    out.append(("class:you", f"conjure play {share} --room {v.room} --name YOURNAME\n"))
     if session.is_host():
         out.append(("class:dim", "  you are the host: s starts the game, e edits the settings\n"))
     return out

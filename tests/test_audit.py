@@ -568,21 +568,27 @@ def test_an_unknown_rules_version_is_refused(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 # The committed sample (a game played through the real server)
 
-SAMPLES = sorted((REPO / "replays").glob("sample-*.jsonl"))
-#: Pinned from the committed sample: fill these in when replays/sample-*.jsonl is committed.
-GOLDEN_FILE = "sample-*.jsonl"  # TODO(lead): the sample's file name
-GOLDEN_TOTALS: dict[str, int] = {}  # TODO(lead): player name -> final total
-GOLDEN_CASES: dict[int, str] = {}  # TODO(lead): round -> case ("conjured", ..., "void")
+#: Pinned from the committed samples, games played by computer players through the real server
+#: (``conjure demo``): file -> (final totals by name, case of each round).
+GOLDEN = {
+    "sample-standard.jsonl": (
+        {"Ada": 7, "Cleo": 4, "Dora": 4, "Emil": 5, "Basil": 4},
+        {1: "conjured", 2: "everyone", 3: "everyone", 4: "everyone", 5: "everyone"},
+    ),
+    "sample-dark-magic.jsonl": (
+        {"Ada": 9, "Dora": 6, "Cleo": 6, "Basil": 11},
+        {1: "conjured", 2: "missed-conjurer", 3: "missed-conjurer", 4: "conjured"},
+    ),
+}
 
 
-@pytest.mark.skipif(not SAMPLES, reason="no replays/sample-*.jsonl committed yet")
-def test_golden_sample_replay_placeholder():
-    assert GOLDEN_TOTALS and GOLDEN_CASES, "fill in GOLDEN_TOTALS and GOLDEN_CASES from the sample"
-    matches = sorted((REPO / "replays").glob(GOLDEN_FILE))
-    assert matches, f"replays/{GOLDEN_FILE} is missing"
-    a = audit(matches[0])
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_golden_sample_replay(name):
+    totals, cases = GOLDEN[name]
+    path = REPO / "replays" / name
+    a = audit(path)
     assert a.verified, a.problems
     assert a.finished
-    assert {a.name(s): t for s, t in a.totals.items()} == GOLDEN_TOTALS
-    assert {r.number: r.case for r in a.rounds} == GOLDEN_CASES
-    assert main(["replay", str(matches[0]), "--no-state-dir"]) == 0
+    assert {a.name(s): t for s, t in a.totals.items()} == totals
+    assert {r.number: r.case for r in a.rounds} == cases
+    assert main(["replay", str(path), "--no-state-dir"]) == 0

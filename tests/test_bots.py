@@ -1,0 +1,387 @@
+"""Computer players as real protocol clients: whole games on a real server, reconnects, restarts,
+the ``conjure bot`` and ``conjure demo`` commands, and the committed sample logs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+import trio
+
+from client.bots import runner
+from client.bots.player import (
+    UNKNOWN_CATEGORY_LINE,
+    Bot,
+    BotOptions,
+    NamePool,
+    parse_delay,
+    passes_checks,
+)
+from client.demo import bot_game
+from client.statefile import StateDir
+from protocol import messages as m
+from protocol.deck import Card
+from protocol.events import event_from_record
+from protocol.words import contains_written
+from server.logstore import read_log
+from server.rules import fold
+
+ROOT = Path(__file__).resolve().parent.parent
+NO_DELAY = (0.0, 0.0)
+
+
+def conjure(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "client.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+
+
+async def replay_ok(path: Path) -> None:
+    out = await trio.to_thread.run_sync(lambda: conjure("replay", "--no-state-dir", str(path)))
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+def check_game(server, view: m.View, bots: list[Bot], rounds: int) -> None:
+    """Finished, no void round, no invalid word, the log folds to the room and replays."""
+    assert view.phase == "over"
+    assert len(view.results) == rounds
+    for result in view.results:
+        assert result.case in ("everyone", "conjured", "missed-conjurer", "failed"), result
+        assert result.invalid == {}, result
+        assert all(w.strip() for w in result.words.values())
+    for bot in bots:
+        assert bot.status == "over", (bot.name, bot.status)
+        assert bot.record.errors == [], (bot.name, bot.record.errors)
+    assert view.game_id is not None
+    log = read_log(server.replays / f"{view.game_id}.jsonl")
+    assert not log.torn
+    events = [event_from_record(r.type, r.data) for r in log.records]
+    invalid = [e for e in events if type(e).__name__ == "RoundScored" and e.invalid]
+    assert invalid == []
+    state = fold(events)
+    assert state.over and {p.seat: p.score for p in view.players} == state.totals
+
+
+def spells_and_summons(bot: Bot) -> list[tuple[list[str], dict[int, str], int, str]]:
+    """(spell words, summoning words, conjurer, variant) of every round the bot reviewed."""
+    out = []
+    for v in bot.reviews.values():
+        spells = [p.spell for p in v.players if p.spell]
+        words = {p.seat: p.summon for p in v.players if p.summon}
+        assert v.conjurer is not None
+        out.append((spells, words, v.conjurer, v.settings.variant))
+    return out
+
+
+def check_words_follow_the_rules(bot: Bot) -> None:
+    for spells, words, conjurer, variant in spells_and_summons(bot):
+        for seat, word in words.items():
+            if variant == "dark-magic" and seat == conjurer:
+                continue
+            assert not any(contains_written(word, s) for s in spells), (word, spells)
+            assert passes_checks(word, spells)
+
+
+@pytest.mark.parametrize(
+    ("variant", "players"), [("standard", 4), ("dark-magic", 5)], ids=["standard", "dark"]
+)
+async def test_a_whole_game_among_bots(server, variant, players):
+    game = await bot_game(
+        server.url, players=players, variant=variant, delay=NO_DELAY, seed=11, challenge_rate=0
+    )
+    view = game.host.view
+    check_game(server, view, game.bots, players)
+    names = [p.name for p in view.players]
+    assert len({n.casefold() for n in names}) == players
+    assert not any(n.startswith("Bot") for n in names)
+    check_words_follow_the_rules(game.host)
+    if variant == "dark-magic":  # the conjurer's secret word, chosen first, is revealed
+        for result in view.results:
+            assert result.conjurer in result.words
+    await replay_ok(server.replays / f"{view.game_id}.jsonl")
+
+
+async def test_unknown_custom_categories_are_played_and_said(server):
+    cards = [
+        Card(text="Things in a wizard's pocket", stars=2),
+        Card(text="Something you find at a lighthouse", stars=2),
+        Card(text="Qwzx blorb", stars=3),
+    ]
+    settings = m.RoomSettings(deck="custom", custom_cards=cards)
+    game = await bot_game(
+        server.url, players=3, settings=settings, delay=NO_DELAY, seed=5, challenge_rate=0
+    )
+    check_game(server, game.host.view, game.bots, 3)
+    chats = [line for bot in game.bots for line in bot.record.chats]
+    assert chats and set(chats) == {UNKNOWN_CATEGORY_LINE}
+    for bot in game.bots:  # once per category and bot, at most
+        assert len(bot.record.chats) <= 3
+        check_words_follow_the_rules(bot)
+
+
+async def test_bot_command_fills_a_room_with_unique_names(server, tmp_path):
+    """``conjure bot URL --room CODE --count 3``: a taken name is skipped; it exits at the end."""
+    host = Bot(
+        BotOptions(
+            url=server.url,
+            create=m.RoomSettings(),
+            start_when=lambda v: len(v.players) == 4,
+            delay=NO_DELAY,
+            log=lambda line: None,
+        ),
+        NamePool(["Ada"]),
+    )
+    log = tmp_path / "bots.log"
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(host.run)
+        with trio.fail_after(10):
+            await host.seated.wait()
+        with log.open("w") as out, trio.fail_after(60):
+            code = await runner.main(
+                server.url, host.room or "", 3, [], 1, None, NO_DELAY, None, out
+            )
+    assert code == 0
+    view = host.view
+    assert view is not None and view.phase == "over"
+    assert sorted(p.name for p in view.players) == ["Ada", "Basil", "Cleo", "Dora"]
+    text = log.read_text()
+    assert "'Ada' is taken" in text
+    assert "the game is over" in text
+    check_game(server, view, [host], 4)
+
+
+async def test_dropped_and_restarted_bots_resume_and_reveal(server, tmp_path):
+    """One bot loses its connection mid-game and comes back with its token; another is
+    stopped right after committing and a new one (same name, same state directory) resumes
+    the seat and reveals the saved word."""
+    store = StateDir(tmp_path / "state")
+    pool = NamePool()
+    events: list[str] = []
+    state = {"dropped": False, "stopped": False}
+
+    host = Bot(
+        BotOptions(
+            url=server.url,
+            create=m.RoomSettings(),
+            start_when=lambda v: len(v.players) == 4,
+            delay=NO_DELAY,
+            seed=1,
+            challenge_rate=0,
+            log=events.append,
+        ),
+        pool,
+    )
+    bots: list[Bot] = [host]
+
+    def opts(seed: int, on_view=None, store_=None) -> BotOptions:
+        return BotOptions(
+            url=server.url,
+            room=host.room,
+            delay=NO_DELAY,
+            seed=seed,
+            challenge_rate=0,
+            log=events.append,
+            on_view=on_view,
+            store=store_,
+        )
+
+    def drop_in_round_two(v: m.View) -> None:
+        if not state["dropped"] and v.round == 2 and v.phase == "spell":
+            state["dropped"] = True
+            bots[1].drop()
+
+    def stop_after_commit(v: m.View) -> None:
+        me = next((p for p in v.players if p.seat == v.you), None)
+        if not state["stopped"] and me is not None and me.committed and not me.revealed:
+            state["stopped"] = True
+            bots[2].stop("crashed on purpose")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(host.run)
+        with trio.fail_after(10):
+            await host.seated.wait()
+        bots.append(Bot(opts(2, drop_in_round_two), pool))
+        bots.append(Bot(opts(3, stop_after_commit, store), pool, name="Vic"))
+        bots.append(Bot(opts(4), pool))
+        for bot in bots[1:]:
+            nursery.start_soon(bot.run)
+        with trio.fail_after(30):
+            while not state["stopped"] or bots[2].status is None:
+                await trio.sleep(0.01)
+        await trio.sleep(0.2)  # the table waits for Vic's reveal
+        assert host.view is not None and host.view.phase in ("commit", "reveal")
+        vic = bots[2].view
+        assert vic is not None and vic.you is not None
+        saved = store.load_summons(vic.game_id or "", vic.round, vic.you)
+        assert saved, "the committed word was saved before the commitment left"
+        again = Bot(opts(30, store_=StateDir(tmp_path / "state")), NamePool(), name="Vic")
+        assert again.token is not None  # found its seat in the state directory
+        nursery.start_soon(again.run)
+        bots.append(again)
+    assert state["dropped"] and bots[1].connections >= 2
+    assert again.connections == 1 and again.status == "over"
+    view = host.view
+    assert view is not None
+    first = view.results[0]
+    assert first.words[vic.you] == saved[0]["word"]  # revealed by the restarted bot
+    check_game(server, view, [b for b in bots if b is not bots[2]], 4)
+    assert any("back in my seat" in line for line in events)
+
+
+async def test_bots_ride_out_a_server_restart(start_server):
+    """The server stops mid-game (bye, close 1001) and comes back on the same port from its
+    log: the bots reconnect with their tokens, reveal from memory and finish the game."""
+    server = await start_server()
+    port = server.port
+    restart = trio.Event()
+
+    def stop_in_round_two(v: m.View) -> None:
+        if v.round == 2 and v.phase == "commit":
+            restart.set()
+
+    game_box: dict = {}
+
+    async def play() -> None:
+        from client.demo import Game
+
+        game = Game()
+        game_box["game"] = game
+        await bot_game(
+            server.url,
+            players=3,
+            delay=NO_DELAY,
+            seed=21,
+            challenge_rate=0,
+            on_view=stop_in_round_two,
+            game=game,
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(play)
+        with trio.fail_after(20):
+            await restart.wait()
+        await server.aclose()
+        await trio.sleep(0.3)
+        server = await start_server(port=port)
+        assert server.report.resumed
+    game = game_box["game"]
+    view = game.host.view
+    check_game(server, view, game.bots, 3)
+    assert all(bot.connections >= 2 for bot in game.bots)
+
+
+def review_view(proposals: list[m.ProposalView], category: str = "Animal") -> m.View:
+    players = [
+        m.PlayerView(seat=i, id=f"p{i}", name=n, colour="red", spell=s, summon=w, valid=True)
+        for i, (n, s, w) in enumerate(
+            [("Ann", "milk", "cow"), ("Bob", "farm", "cow"), ("Cy", "grass", "sheep")]
+        )
+    ]
+    return m.View(
+        room="ABCD",
+        game_id="g1",
+        phase="review",
+        you=2,
+        players=players,
+        round=1,
+        rounds=3,
+        conjurer=0,
+        card=m.CardView(index=0, text=category, stars=1),
+        proposals=proposals,
+    )
+
+
+async def test_votes_come_with_reasons_and_review_ends_with_done():
+    bot = Bot(BotOptions(url="ws://127.0.0.1:1", room="ABCD", challenge_rate=0), NamePool())
+    same = m.ProposalView(
+        id=0, kind="same", by=0, seats=[0, 1], words=["car", "automobile"], voters=[2]
+    )
+    challenge = m.ProposalView(
+        id=1, kind="challenge", by=0, seats=[1], words=["cow"], rule="category", voters=[2]
+    )
+    bot.view = review_view([same, challenge])
+    msgs = []
+    while (action := bot.next_action()) is not None:
+        bot._sent.add(action.key)
+        msgs.extend(await action.build())
+    votes = [x for x in msgs if isinstance(x, m.CastVote)]
+    assert [v.proposal for v in votes] == [0, 1]
+    assert all(v.reason for v in votes)
+    assert votes[0].yes is True  # a car is an automobile
+    assert votes[1].yes is False  # a cow is an animal
+    assert isinstance(msgs[-1], m.ReviewDone)
+
+
+async def test_a_bot_rarely_challenges_a_word_outside_the_category():
+    bot = Bot(BotOptions(url="ws://127.0.0.1:1", room="ABCD", challenge_rate=1.0), NamePool())
+    view = review_view([])
+    view.players[0].summon = "saxophone"
+    bot.view = view
+    action = bot.next_action()
+    assert action is not None and action.key[0] == "challenges"
+    msgs = await action.build()
+    assert msgs == [m.ChallengeWord(seat=0, rule="category")]
+    calm = Bot(BotOptions(url="ws://127.0.0.1:1", room="ABCD", challenge_rate=0.0), NamePool())
+    calm.view = view
+    action = calm.next_action()
+    assert action is not None and await action.build() == []
+
+
+def test_names_and_delays():
+    pool = NamePool(["Zed", "Ada"])
+    assert [pool.take() for _ in range(4)] == ["Zed", "Ada", "Basil", "Cleo"]
+    assert len({pool.take() for _ in range(60)}) == 60
+    assert parse_delay("0") == (0.0, 0.0)
+    assert parse_delay("1-3") == (1.0, 3.0)
+    assert parse_delay("2") == (1.0, 3.0)
+    with pytest.raises(ValueError):
+        parse_delay("3-1")
+
+
+def test_guess_prints_spaceship_like_words():
+    out = conjure("bot", "--guess", "Vehicle", "freighter", "hydrogen", "rocket")
+    assert out.returncode == 0, out.stderr
+    ranked = [line.split()[1] for line in out.stdout.splitlines()[1:4]]
+    assert "spaceship" in ranked or "spacecraft" in ranked, out.stdout
+    assert "rocket" not in out.stdout.split(":", 1)[1].split()  # a marked word is never guessed
+
+
+def test_bot_command_checks_its_arguments():
+    assert conjure("bot", "ws://127.0.0.1:1").returncode == 2
+    assert conjure("bot", "ws://127.0.0.1:1", "--room", "ABCD", "--delay", "x").returncode == 2
+    assert conjure("bot", "--guess", "Vehicle").returncode == 2
+
+
+def test_demo_prints_every_round_and_the_log(tmp_path):
+    replays = tmp_path / "replays"
+    out = conjure(
+        "demo", "--variant", "dark-magic", "--players", "3", "--replays", str(replays),
+        "--delay", "0", "--seed", "4",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = out.stdout
+    for n in (1, 2, 3):
+        assert f"Round {n}: " in text
+    assert "Final scores:" in text
+    logs = list(replays.glob("*.jsonl"))
+    assert len(logs) == 1 and f"Game log: {logs[0]}" in text
+    assert conjure("replay", "--no-state-dir", str(logs[0])).returncode == 0
+
+
+@pytest.mark.parametrize("name", ["sample-standard.jsonl", "sample-dark-magic.jsonl"])
+def test_sample_logs_verify(name):
+    path = ROOT / "replays" / name
+    if not path.exists():
+        pytest.skip(f"{name} is not recorded yet")
+    out = conjure("replay", "--no-state-dir", str(path))
+    assert out.returncode == 0, out.stdout[-2000:]
+    first = msgspec.json.decode(path.read_text().splitlines()[0])
+    variant = "dark-magic" if "dark" in name else "standard"
+    assert variant in str(first)
