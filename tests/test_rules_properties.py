@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from protocol import events as ev
 from protocol.commitment import commitment
 from protocol.events import Limits
-from server.rules import Rejection, decide, fold
+from server.rules import Rejection, decide, evolve, fold
 from server.rules import commands as c
 from tests.rulestable import DEFAULT_CARDS, nonce_for, players
 
@@ -118,25 +118,22 @@ def check_invariants(before, after, events: list[ev.Event]) -> None:
         assert after.totals == before.totals, "scores only change when a round is scored"
     for e in scored:
         assert e.case in ("everyone", "conjured", "missed-conjurer", "failed")
+    cur = before  # the state just before each event of the batch
     for e in events:
+        r = cur.round
         if isinstance(e, ev.BoardsMarked):
-            low = 0 if after.variant == "dark-magic" else 2
+            low = 0 if cur.variant == "dark-magic" else 2
             assert low <= len(e.boards) <= 4 and len(set(e.boards)) == len(e.boards)
-        if isinstance(e, ev.SummonsPublished):
-            r = before.round if before.round.number == e.round else after.round
-            # a word is published only once every expected commitment is in or time ran out
-            assert before.phase in (
-                "reveal",
-                "commit",
-                "review",
-                "spell",
-                "mark",
-                "choose",
-                "dark-commit",
-            )
-            assert set(e.words) | set(e.unrevealed) <= set(r.commits) | set(e.words)
         if isinstance(e, ev.Revealed):
-            assert before.phase == "reveal"
+            assert cur.phase == "reveal", "a word is revealed only after every commit is in"
+            assert e.seat in r.commits
+        if isinstance(e, ev.SummonsPublished):
+            assert cur.phase == "reveal" and r.published is None
+            # exactly the opened commitments are published; the rest of them are unrevealed
+            assert set(e.words) == set(r.reveals)
+            assert set(e.unrevealed) == set(r.commits) - set(r.reveals)
+            assert all(e.words[s] == r.reveals[s][0] for s in e.words)
+        cur = evolve(cur, e)
     assert len(after.results) <= len(after.players), "one round per player"
     if after.round is not None:
         assert 1 <= after.round.number <= len(after.players)

@@ -160,7 +160,7 @@ def _advance(b: _Builder, now: float) -> None:
         if all(s in r.commits for s in g.summoners()):
             _close_commits(b, now)
     elif g.phase == "reveal":
-        if all(s in r.reveals for s in r.commits):
+        if all(s in r.reveals for s in r.commits if g.active(s)):
             _publish(b, now)
     elif g.phase == "review" and all(s in r.done for s in g.active_seats()):
         _finish_review(b, now)
@@ -449,6 +449,11 @@ def _challenge(b: _Builder, c: cmd.Challenge) -> None:
     if c.rule not in RULE_TEXT:
         raise Rejected("bad_rule", f"Unknown rule {c.rule!r}; use one of {', '.join(RULE_TEXT)}.")
     word = _review_target(g, c.target)
+    if c.rule == "written-word" and g.variant == "dark-magic" and c.target == r.conjurer:
+        raise Rejected(
+            "exempt",
+            "The Dark Magic conjurer wrote their word before any spell word existed (D5).",
+        )
     _proposal_cap(g, c.seat)
     for p in r.proposals:
         if (
@@ -561,9 +566,16 @@ def _after_absence(b: _Builder, seat: int, now: float) -> None:
     _advance(b, now)
 
 
+def _not_paused(g: Game) -> None:
+    """A5: nothing happens while paused, so the clock cannot be started behind the pause."""
+    if g.paused:
+        raise Rejected("paused", "The game is paused; resume it first.")
+
+
 def _skip(b: _Builder, c: cmd.Skip) -> None:
     g = b.g
     _host_guard(g, c.seat)
+    _not_paused(g)
     _seat_guard(g, c.target)
     r = g.round
     assert r is not None
@@ -576,6 +588,7 @@ def _skip(b: _Builder, c: cmd.Skip) -> None:
 def _kick(b: _Builder, c: cmd.Kick) -> None:
     g = b.g
     _host_guard(g, c.seat)
+    _not_paused(g)
     _seat_guard(g, c.target)
     if c.target == c.seat:
         raise Rejected("cannot_kick_self", "The host cannot remove themselves.")

@@ -124,11 +124,11 @@ def evolve(state: Game | None, event: ev.Event) -> Game:
         case ev.PlayerSkipped(seat=seat):
             assert r is not None
             r.skipped.add(seat)
-            _forget_unrevealed(r, seat)
+            _forget_unopened(g, r, seat)
         case ev.PlayerKicked(seat=seat):
             g.kicked.add(seat)
             if r is not None:
-                _forget_unrevealed(r, seat)
+                _forget_unopened(g, r, seat)
         case ev.HostChanged(seat=seat):
             g.host = seat
         case ev.GamePaused(remaining=remaining):
@@ -149,9 +149,12 @@ def evolve(state: Game | None, event: ev.Event) -> Game:
     return g
 
 
-def _forget_unrevealed(r: Round, seat: int) -> None:
-    """A player who leaves the round writes nothing more: an unopened commitment is dropped."""
-    if r.published is None and seat not in r.reveals:
+def _forget_unopened(g: Game, r: Round, seat: int) -> None:
+    """A1: leaving while the summon is open drops the commitment (no word, no penalty).
+
+    Once reveals have begun the commitment stands: not opening it is C6 (-3) for anyone.
+    """
+    if g.phase in ("dark-commit", "spell", "mark", "commit") and seat not in r.reveals:
         r.commits.pop(seat, None)
 
 

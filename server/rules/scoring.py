@@ -75,12 +75,11 @@ def check_words(sheet: RoundSheet[P]) -> tuple[dict[P, Invalid], dict[P, list[st
         word = sheet.summon.get(p)
         if word is None:
             continue
-        exempt = sheet.variant == "dark-magic" and p == sheet.conjurer
-        for q in sheet.players:
-            written = sheet.spell.get(q)
-            if written is None:
-                continue
-            if not exempt and contains_written(word, written):
+        if sheet.variant == "dark-magic" and p == sheet.conjurer:
+            continue  # D5: written before any spell word existed
+        # C1: every spell word of the round counts, also one whose writer has left it.
+        for q, written in sheet.spell.items():
+            if contains_written(word, written):
                 if p not in invalid:
                     what = "is" if same_word(word, written) else "contains"
                     invalid[p] = Invalid(

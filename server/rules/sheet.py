@@ -12,7 +12,7 @@ def round_sheet(g: Game) -> RoundSheet[int]:
     r = g.round
     assert r is not None and r.card is not None
     published = r.published or {}
-    players = [s for s in g.seats if g.active(s) or s in published]
+    players = [s for s in g.seats if g.active(s) or s in published or s in r.unrevealed]
     ruled_invalid: dict[int, str] = {}
     same: list[tuple[str, str]] = []
     for p in r.proposals:
