@@ -11,21 +11,21 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from protocol.deck import Card
+from protocol.deck import SHOWN_TEXT, Card
 from protocol.events import Limits, Rule, Variant
 
 PROTOCOL_VERSION = 1
 MAX_FRAME_BYTES = 64 * 1024
 
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=24, pattern=r"^[^\x00-\x1f\x7f]+$")]
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=24, pattern=SHOWN_TEXT)]
 RoomCode = Annotated[str, msgspec.Meta(min_length=4, max_length=4, pattern=r"^[A-Za-z]{4}$")]
 Password = Annotated[str, msgspec.Meta(max_length=64)]
 Token = Annotated[str, msgspec.Meta(min_length=16, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")]
 WordText = Annotated[str, msgspec.Meta(max_length=200)]  # the 40-character rule is a game rule
 Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
 Seat = Annotated[int, msgspec.Meta(ge=0, le=7)]
-ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
-Reason = Annotated[str, msgspec.Meta(max_length=200)]
+ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=300, pattern=SHOWN_TEXT)]
+Reason = Annotated[str, msgspec.Meta(max_length=200, pattern=SHOWN_TEXT)]
 Seconds = Annotated[float, msgspec.Meta(ge=5, le=3600)]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -621,7 +622,18 @@ def run(args: argparse.Namespace) -> int:
         steps = r.steps
     if args.json:
         doc = render_json(a, rounds, args.events, steps)
-        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        print(shown(json.dumps(doc, ensure_ascii=False, indent=2)))
     else:
-        print(render_text(a, rounds, args.events, steps))
+        print(shown(render_text(a, rounds, args.events, steps)))
     return 0 if a.verified else 1
+
+
+_UNSHOWN = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def shown(text: str) -> str:
+    """A log is evidence from someone else: never let its text drive the organizer's terminal.
+
+    Control and formatting characters become ``\\uXXXX`` (which is also a valid JSON escape).
+    """
+    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

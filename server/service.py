@@ -76,6 +76,9 @@ class GameServer:
         cfg = self.config
         cfg.replays.mkdir(parents=True, exist_ok=True)
         self.report = await trio.to_thread.run_sync(load_replays, cfg.replays, cfg.say)
+        # Word comparison loads its data on first use (~0.7 s): do it now, off the event loop,
+        # rather than stalling every room at the first round's publication.
+        await trio.to_thread.run_sync(warm_up_words)
         try:
             async with trio.open_nursery() as conns:
                 async with trio.open_nursery() as rooms:
@@ -241,7 +244,7 @@ class GameServer:
         try:
             msg = client_decoder.decode(raw)
         except msgspec.ValidationError as exc:
-            conn.send(m.Error(code="invalid_message", message=str(exc), ref=_peek_type(raw)))
+            conn.send(m.Error(code="invalid_message", message=_readable(exc), ref=_peek_type(raw)))
             return
         except msgspec.DecodeError as exc:
             conn.send(m.Error(code="malformed", message=f"Not valid JSON: {exc}"))
@@ -339,3 +342,19 @@ async def serve(
 
 
 __all__ = ["GameServer", "ServerConfig", "serve"]
+
+
+def _readable(exc: msgspec.ValidationError) -> str:
+    """msgspec's sentence, minus the regular expression nobody should have to read."""
+    text = str(exc)
+    if "matching regex" in text:
+        where = text.rsplit(" - at ", 1)[-1] if " - at " in text else "the message"
+        return f"Text with control or formatting characters, or in the wrong shape - at {where}"
+    return text
+
+
+def warm_up_words() -> None:
+    from protocol.words import contains_written, same_word
+
+    same_word("rockets", "rocket")
+    contains_written("fire trucks", "truck")

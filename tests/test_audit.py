@@ -592,3 +592,26 @@ def test_golden_sample_replay(name):
     assert {a.name(s): t for s, t in a.totals.items()} == totals
     assert {r.number: r.case for r in a.rounds} == cases
     assert main(["replay", str(path), "--no-state-dir"]) == 0
+
+
+def test_text_from_the_log_cannot_drive_the_terminal(tmp_path, capsys):
+    """A log is someone else's evidence: its names are shown escaped, never interpreted."""
+    evil = "\x1b]0;pwned\x07Bob\u202e"
+
+    def edit(type_, data):
+        if type_ == "game_started":
+            players = [dict(p) for p in data["players"]]
+            players[1]["name"] = evil
+            return {**data, "players": players}
+        return data
+
+    path = tmp_path / "evil.jsonl"
+    write_log(path, sample_game().decisions, edit)
+    for args in ((str(path),), (str(path), "--json"), (str(path), "--events")):
+        replay(*args)
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+        assert "\\u001b]0;pwned\\u0007Bob\\u202e" in out
+    replay(str(path), "--json")
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["players"][1]["name"] == evil  # the JSON still carries the exact text

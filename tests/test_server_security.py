@@ -17,6 +17,7 @@ from trio_websocket import open_websocket_url
 from wsclient import Client, close_socket, open_client, open_table, start_game
 
 from protocol import messages as m
+from protocol.deck import Card
 from protocol.messages import MAX_FRAME_BYTES, RoomSettings
 
 
@@ -262,3 +263,18 @@ async def test_raw_connection_cannot_crash_the_server(server):
     async with open_table(server.url, ["Ann", "Bob", "Cy"], RoomSettings()) as table:
         await start_game(table)
         assert table[0].view.phase == "choose"
+
+
+async def test_names_and_chat_that_could_drive_a_terminal_are_refused(server):
+    """Names, card texts and chat reach other people's terminals: no control or bidi characters."""
+    async with open_client(server.url, "Ann") as ann:
+        for name in ("\x1b[31mAnn", "Ann\u202e", "\x9b31mAnn", "Ann\u200b"):
+            await ann.send(m.CreateRoom(name=name))
+            err = await ann.expect_error("invalid_message")
+            assert "regex" not in err.message and "control or formatting" in err.message
+        await ann.create()
+        await ann.send(m.SendChat(text="hi \x1b]0;pwned\x07"))
+        await ann.expect_error("invalid_message")
+        bad_card = Card(text="\x1b]0;x\x07Animal", stars=1)
+        await ann.send(m.ChangeSettings(settings=m.RoomSettings(custom_cards=[bad_card])))
+        await ann.expect_error("invalid_message")
