@@ -49,6 +49,7 @@ from protocol.messages import (
     ReviewDone,
     RoomSettings,
     Seated,
+    SeatOrder,
     SendChat,
     SkipPlayer,
     StartGame,
@@ -1206,7 +1207,7 @@ class Session:
             self.token = None
             self.quit_requested = True
             return True
-        if word in ("pause", "resume", "skip", "kick", "start", "settings"):
+        if word in ("pause", "resume", "skip", "kick", "start", "settings", "order"):
             if not self.is_host():
                 raise _Refused("Only the host can do that.")
             self._need_connection()
@@ -1216,6 +1217,8 @@ class Session:
                 self.send(ResumeGame())
             elif word == "start":
                 self.send(StartGame())
+            elif word == "order":
+                self.send(SeatOrder(order=self._seat_order(rest)))
             elif word == "settings":
                 if self.view is None or self.view.phase != "lobby":
                     raise _Refused("Settings can change only in the lobby.")
@@ -1225,6 +1228,19 @@ class Session:
                 self.send(SkipPlayer(seat=seat) if word == "skip" else KickPlayer(seat=seat))
             return True
         raise _Refused(f"Unknown command /{word}; /help lists them.")
+
+    def _seat_order(self, rest: str) -> list[int]:
+        """``/order 3 1 2``: the boards, by their current numbers, in their new seating order."""
+        if self.view is None or self.view.phase != "lobby":
+            raise _Refused("Seats can be reordered only in the lobby.")
+        n = len(self.view.players)
+        try:
+            boards = [int(x) for x in rest.replace(",", " ").split()]
+        except ValueError:
+            boards = []
+        if sorted(boards) != list(range(1, n + 1)):
+            raise _Refused(f"List every board 1-{n} once, in the new order: /order 2 1 3")
+        return [b - 1 for b in boards]
 
     quit_requested = False
 
@@ -1238,4 +1254,5 @@ keys: type at the prompt and press Enter; numbers pick boards and cards
   mark: press board numbers to toggle crystals, Enter to confirm
   review: c=challenge a word, s=propose two words as the same, v=vote, d=done
 commands: /say TEXT (chat) · /leave (give up your seat) · /quit (or Ctrl-Q)
-host: /start · /settings · /pause · /resume · /skip N · /kick N (N = board number)"""
+host: /start · /settings · /order 2 1 3 (reseat, lobby) · /pause · /resume · /skip N · /kick N
+      (N = board number)"""

@@ -34,6 +34,7 @@ from protocol.messages import (
     ReviewDone,
     RoomSettings,
     Seated,
+    SeatOrder,
     SendChat,
     StartGame,
     Update,
@@ -406,6 +407,16 @@ def test_slash_commands(h):
     h.show(view("lobby"))
     h.session.key("s")
     assert h.sent[-1] == StartGame()
+
+
+def test_host_reseats_the_lobby_with_order(h):
+    h.show(view("lobby"))
+    assert h.session.submit("/order 2 1 4 3")
+    assert h.sent[-1] == SeatOrder(order=[1, 0, 3, 2])
+    assert not h.session.submit("/order 1 1 2 3")  # every board exactly once
+    assert not h.session.submit("/order 1 2")
+    h.show(view("spell", turn=1))
+    assert not h.session.submit("/order 2 1 3 4")  # only before the start
 
 
 def test_lobby_start_needs_three_players(h):
