@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -126,6 +127,69 @@ def test_seeds_differ_sometimes_but_repeat_exactly() -> None:
         )
 
 
+def _summons(category: str, marked: list[str], unmarked: list[str], n: int = 40) -> Counter:
+    written = [*marked, *unmarked]
+    return Counter(Brain(seed).summon(category, marked, written) for seed in range(n))
+
+
+def test_bots_with_different_seeds_disagree_on_close_calls() -> None:
+    # beethoven leads haydn and bach by a little: most bots say beethoven, not all
+    said = _summons("Composer", ["symphony", "deaf", "fifth"], ["guitar"])
+    assert said.most_common(1)[0][0] == "beethoven"
+    assert 0.35 <= said["beethoven"] / 40 <= 0.9 and len(said) >= 3
+    # saw and hammer are a near tie: the table splits
+    said = _summons("Tool", ["nail", "carpenter", "thor"], ["river"])
+    assert said["saw"] >= 8 and said["hammer"] >= 8
+    # only from the best few: never a word from the long tail
+    top = {w for w, _ in guess("Composer", ["symphony", "deaf", "fifth"], k=brain.SUMMON_CHOICES)}
+    assert set(_summons("Composer", ["symphony", "deaf", "fifth"], [])) <= top
+
+
+def test_favourite_is_chosen_most_of_the_time_on_a_distinctive_round() -> None:
+    assert _summons("Drink", ["bean", "morning", "caffeine"], ["dog"])["coffee"] >= 38
+    assert _summons("Insect", ["honey", "hive", "sting"], ["car"])["bee"] >= 36
+    # a clear favourite with a close runner-up: usually, not always
+    cows = _summons("Animal", ["milk", "farm", "grass"], ["rocket", "violin"])
+    assert 24 <= cows["cow"] <= 38
+
+
+def test_a_bot_has_a_fixed_taste_and_the_ranking_ignores_it(data: brain.Data) -> None:
+    a, b, quiet = Brain(3), Brain(4), Brain(3, noise=0)
+    assert np.array_equal(a.taste, Brain(3).taste) and not np.array_equal(a.taste, b.taste)
+    assert not quiet.taste.any()
+    assert 0.5 * brain.TASTE * a.noise < float(a.taste.std()) < 2 * brain.TASTE * a.noise
+    # the same bot writes the same word for the same round; rankings carry no noise
+    marked = ["symphony", "deaf", "fifth"]
+    assert len({Brain(7).summon("Composer", marked, marked) for _ in range(5)}) == 1
+    assert a.rank_summons("Composer", marked, marked) == b.rank_summons("Composer", marked, marked)
+    assert guess("Composer", marked) == guess("Composer", marked)
+
+
+def test_a_conjurer_aims_at_some_but_not_all_of_the_table() -> None:
+    value = brain._share_value
+    best = max(np.linspace(0, 1, 101), key=lambda p: value(float(p), 3))
+    assert 0.45 <= best <= 0.65  # three guessers: clear to most, a certainty for none
+    assert value(1.0, 3) < 0 < value(0.3, 3) < value(best, 3)
+    assert max(np.linspace(0, 1, 101), key=lambda p: value(float(p), 7)) > best
+
+
+def test_a_table_of_bots_mostly_conjures() -> None:
+    rng = np.random.default_rng(5)
+    cases: Counter = Counter()
+    for r in range(30):
+        category = DECK[int(rng.integers(len(DECK)))]
+        bots = [Brain(100 * r + k) for k in range(4)]
+        spells: dict[int, str] = {}
+        for seat, bot in enumerate(bots):
+            spells[seat] = bot.spell_word(category, list(spells.values()))
+        plan = bots[0].plan(category, spells)
+        marked, written = [spells[s] for s in plan.marks], list(spells.values())
+        hits = [same_word(b.summon(category, marked, written), plan.summon) for b in bots[1:]]
+        cases["everyone" if all(hits) else "conjured" if any(hits) else "missed"] += 1
+    assert cases["conjured"] > max(cases["everyone"], cases["missed"]), cases
+    assert cases["everyone"] <= 12, cases
+
+
 def test_spell_words_are_new_common_nouns(data: brain.Data) -> None:
     bot = Brain(5)
     written: list[str] = []
@@ -146,10 +210,16 @@ def test_plan_marks_two_to_four_words_pointing_at_a_valid_member() -> None:
     assert plan.summon in {bot_word for bot_word, _ in guess("Vehicle", [], k=500)}
     assert not unsafe_summon(plan.summon, table.values())
     assert bot.target == plan.summon
-    assert bot.mark("Vehicle", table) == Brain(1).plan("Vehicle", table).marks
-    # the conjurer's own guessers agree with the plan
+    assert Brain(1).mark("Vehicle", table) == Brain(1).plan("Vehicle", table).marks
+    # the target is one a guesser could well write for the marked words, and every marked
+    # word points at it (no unrelated word is marked to make the target harder to find)
     marked = [table[s] for s in plan.marks]
-    assert Brain(0, noise=0).summon("Vehicle", marked, list(table.values())) == plan.summon
+    ranked = Brain(0, noise=0).rank_summons("Vehicle", marked, list(table.values()), k=6)
+    assert plan.summon in {w for w, _ in ranked}
+    for word in marked:
+        assert (brain.similarity(word, plan.summon) or 0) >= brain.PLAN_MIN_SIM, word
+    for seed in range(8):
+        assert not {4, 5} & set(Brain(seed).plan("Vehicle", table).marks), seed
 
 
 def test_dark_magic_conjurer() -> None:
@@ -165,11 +235,55 @@ def test_dark_magic_conjurer() -> None:
 
 def test_dark_magic_summon_prefers_words_away_from_unmarked_ones() -> None:
     bot = Brain(0, noise=0)
-    marked, written = ["yellow"], ["yellow", "citrus"]
-    plain = dict(bot.rank_summons("Fruit", marked, written, k=50))
-    dark = dict(bot.rank_summons("Fruit", marked, written, k=50, dark_magic=True))
-    # an unmarked "citrus" argues against the citrus fruits, not against the banana
-    assert plain["orange"] - dark["orange"] > plain["banana"] - dark["banana"] + 0.05
+    written = ["monkey", "citrus", "pie"]
+    # "not being selected is also helpful information": the crystal on "monkey" and none on
+    # "citrus" point at the banana; the other way round, at the citrus fruits
+    top = [w for w, _ in bot.rank_summons("Fruit", ["monkey"], written, k=3, dark_magic=True)]
+    assert top[0] == "banana" and not {"orange", "lemon", "lime"} & set(top)
+    top = [w for w, _ in bot.rank_summons("Fruit", ["citrus"], written, k=3, dark_magic=True)]
+    assert "banana" not in top and {"orange", "lemon", "grapefruit"} & set(top)
+    ranked = dict(
+        bot.rank_summons("Fruit", ["yellow"], ["yellow", "citrus"], k=50, dark_magic=True)
+    )
+    assert ranked["banana"] > ranked["orange"]  # an unmarked "citrus" argues against oranges
+
+
+def test_dark_magic_conjurer_marks_a_clearly_related_word() -> None:
+    bot = Brain(4)
+    cases = [
+        ("Kitchen utensil", "mug", {1: "coffee", 2: "tractor", 3: "pillow"}, 1),
+        ("Fruit", "banana", {1: "monkey", 2: "car", 3: "winter"}, 1),
+        ("Drink", "coffee", {1: "caffeine", 2: "engine", 3: "pillow"}, 1),
+        ("Sport", "tennis", {1: "racket", 2: "cloud", 3: "soup"}, 1),
+        ("Animal", "dog", {1: "bark", 2: "volcano", 3: "poetry"}, 1),
+    ]
+    for category, secret, spells, related in cases:
+        marks = bot.mark(category, spells, dark_magic_word=secret)
+        assert related in marks and 2 not in marks, (category, secret, marks)
+        assert bot.target == secret
+    # the criterion is relative: "juice" is any fruit's word, "monkey" is the banana's
+    marks = bot.mark("Fruit", {1: "juice", 2: "monkey", 3: "tractor"}, dark_magic_word="banana")
+    assert marks == [2]
+
+
+def test_dark_magic_spell_words_are_related_nouns_of_the_category(data: brain.Data) -> None:
+    spellable = set(data.spellable.tolist())
+    for category in ("Kitchen utensil", "Alcoholic drink", "Fruit", "Tree", "Vehicle", "Job"):
+        cat = resolve(category)
+        likely = {data.words[i] for i in cat.members[: brain.DARK_SECRETS]}
+        context = brain._context(cat)
+        for seed in range(4):
+            bot, written = Brain(seed), []
+            for _ in range(3):
+                word = bot.spell_word(category, written, dark_magic=True)
+                assert data.index[word] in spellable and not is_stopped(word), word
+                assert not any(same_word(word, w) for w in written)
+                # about the category's world, and never a likely secret (nobody but the
+                # conjurer could summon it then)
+                assert float(data.vecs[data.index[word]] @ context) >= brain.CLUE_MIN_CONTEXT
+                assert word not in likely, (category, word)
+                written.append(word)
+        assert len({Brain(s).spell_word(category, [], dark_magic=True) for s in range(8)}) > 2
 
 
 def test_custom_categories_fall_back_gracefully(data: brain.Data) -> None:
@@ -217,12 +331,50 @@ def test_choose_card_returns_an_index() -> None:
         ("same", "space ship", {"other": "spaceship"}, True),
         ("same", "Rockets", {"other": "rocket"}, True),
         ("same", "cat", {"other": "dog"}, False),
+        # a word WordNet files under a small family it names ("cow" for "cattle") is the
+        # same thing; a kind of a whole class is not ("dog"/"animal"), nor a compound
+        # naming a particular kind ("polar bear"/"bear", "brown"/"white bread")
+        ("same", "cow", {"other": "cattle"}, True),
+        ("same", "Cows", {"other": "cattle"}, True),
+        ("same", "spaceship", {"other": "spacecraft"}, True),
+        ("same", "dog", {"other": "animal"}, False),
+        ("same", "blue", {"other": "colour"}, False),
+        ("same", "polar bear", {"other": "bear"}, False),
+        ("same", "catfish", {"other": "fish"}, False),
+        ("same", "brown bread", {"other": "white bread"}, False),
+        # decided: everyday speech uses the sea and the ocean for the same water
+        ("same", "sea", {"other": "ocean"}, True),
+        ("same", "lake", {"other": "pond"}, False),
     ],
 )
 def test_votes(kind: str, word: str, kwargs: dict, expected: bool) -> None:
     agrees, reason = Brain(0).vote(kind, word, **kwargs)
     assert agrees is expected, reason
     assert isinstance(reason, str) and reason
+
+
+def test_vote_reasons_read_naturally() -> None:
+    bot = Brain(0)
+    assert bot.vote("category", "cow", category="Animal")[1] == '"cow" is an animal'
+    assert bot.vote("category", "spaghetti", category="Animal")[1].endswith("like an animal")
+    assert "an emotion" in bot.vote("category", "cow", category="Emotion")[1]
+    assert "a U.S. state" in bot.vote("category", "texas", category="U.S. state")[1]
+    assert "a kitchen utensil" in bot.vote("category", "rocket", category="Kitchen utensil")[1]
+    _, reason = bot.vote("category", "spoon", category="Things in a kitchen drawer")
+    assert "one of the things in a kitchen drawer" in reason
+    assert " a A" not in reason and " a a" not in reason
+
+
+def test_custom_category_head_nouns_take_the_sense_the_text_suggests(data: brain.Data) -> None:
+    drawer = resolve("Things in a kitchen drawer")
+    top = {data.words[i] for i in drawer.members[:50]}
+    assert not top & {"cartoonist", "illustrator", "draftsman", "artist"}, top
+    assert {"cupboard", "cabinet", "kitchen", "shelf", "spoon", "knife"} & top
+    brand = {data.words[i] for i in resolve("Car brand").members[:30]}
+    assert not brand & {"sabre", "saber", "scimitar", "rapier"}, brand
+    assert resolve("Dog breed").how == "hypernym"  # the sense check keeps the good cases
+    garden = {data.words[i] for i in resolve("Something you find in a garden").members[:30]}
+    assert not garden & {"finding", "locating", "detection"}, garden
 
 
 def test_vote_rejects_unknown_kinds() -> None:

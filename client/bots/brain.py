@@ -7,7 +7,19 @@ category's members (best-known first), WordNet hypernym links for custom categor
 the stop-list. Loading is lazy and happens once per process.
 
 A :class:`Brain` is one bot's mind: a seed (so two bots with different seeds differ a little
-and a replay with the same seed repeats itself) and a noise level. The protocol bot calls:
+and a replay with the same seed repeats itself) and a noise level. Bots differ the way people
+do, without losing the thread: each has a fixed *taste* (a small liking per word, drawn once
+from its seed, so it is consistent but disagrees with another bot on close calls), and it
+*draws* its summoning word from a softmax over its few best candidates at a temperature (the
+noise), so a clear favourite is written most of the time and a close runner-up sometimes; the
+ranking itself (:meth:`Brain.rank_summons`, :func:`guess`) stays deterministic. A conjurer
+aims at a target some but not all of the table will find (:meth:`Brain.plan`), which makes
+``conjured`` the common case and ``everyone`` a rare one. In Dark Magic a word's association
+with a member is measured within the category (a z-score: "monkey" is banana's word, "peel"
+any fruit's): spell words aim at likely secrets, the conjurer marks the words distinctive of
+its secret, and guessers infer the secret from the marked and the unmarked words alike.
+
+The protocol bot calls:
 
 * :meth:`Brain.choose_card` - pick a category card as the conjurer;
 * :meth:`Brain.spell_word` - write a spell word;
@@ -52,21 +64,61 @@ __all__ = [
 
 Ranked = list[tuple[str, float]]
 
-# --- tuning (see bench/bot_hits.py) ------------------------------------------------------
+# --- tuning (see bench/bot_hits.py and bench/bots.py) ------------------------------------
 MEAN_WEIGHT = 0.7  # summon score: this much of the mean similarity to the marked words ...
 MIN_WEIGHT = 0.3  # ... and this much of the weakest one (the answer should fit every clue)
 TYPICAL_WEIGHT = 0.04  # bonus for well-known members (first in the category's list)
 ZIPF_WEIGHT = 0.01  # bonus per Zipf step above 4 for common words
-UNMARKED_PENALTY = 0.35  # Dark Magic: an unmarked word close to the answer argues against it
-DARK_MARK_THRESHOLD = 0.25  # Dark Magic conjurer marks spell words at least this close
+COMPOUND_PENALTY = 0.02  # people write "piano" rather than "grand piano" when both fit
 SAME_THING_THRESHOLD = 0.82  # two words this close are the same thing ("sofa", "couch")
+SAME_FAMILY_THRESHOLD = 0.74  # a kind of a small family this close names it ("cow", "cattle")
+SAME_FAMILY_SIZE = 20  # ... a family of at most this many kinds ("animal" has hundreds)
 CATEGORY_FIT_THRESHOLD = 0.22  # a non-member this close to a category still fits it
 HIDDEN_RELATED = 0.3  # "dogfish" hides "dog" (related); "carpet" does not hide "car"
-PLAN_MARGIN = 1.0  # conjurer plan: how clearly the answer beats the runner-up ...
-PLAN_MEAN = 1.0  # ... how close the marked words are to it on average ...
+MIN_HEAD_MEMBERS = 6  # a custom category's head noun needs this many hyponyms to be used ...
+HEAD_SENSE = 0.1  # ... the ten nearest the text's other words this close to them on average
+
+# -- how bots differ: the four cases of bench/bots.py --------------------------------------
+DEFAULT_NOISE = 0.02  # a bot's temperature: summoning words are drawn from a softmax ...
+SUMMON_CHOICES = 6  # ... over this many best candidates (never from the long tail)
+TASTE = 0.5  # a bot's fixed liking per word: N(0, TASTE * noise), drawn once per seed
+SPELL_SYNERGY = 0.1  # standard spell words: a little pull towards members the written words
+#                      suit (so 2-4 of them can agree), but mostly spread over the category ...
+SPELL_SHARP = 0.2  # ... with clues not too distinctive of their aim (z above 2 costs this much
+#                    per unit), so a subset of them leaves the table a choice between members
+PLAN_EXPECT = 1.0  # conjurer plan: its expected lead (some but not all guessers find it) ...
+PLAN_STARS = 2.0  # ... on a card of this many stars (a plan does not know the card's), where
+PLAN_EVERYONE = 0.3  # "everyone" costs this (its exact cost, 1 point to every other player,
+#                      would overlook that a target only some find leaves the rest matching
+#                      each other: "missed-conjurer" is no better for the conjurer) ...
+PLAN_MEAN = 1.0  # ... how close the marked words are to the target on average ...
 PLAN_MIN = 0.5  # ... and at worst ...
 PLAN_TYPICAL = 1.0  # ... and how well-known a member it is
-MIN_HEAD_MEMBERS = 6  # a custom category's head noun needs this many hyponyms to be used
+PLAN_TARGETS = 6  # the target is one of the subset's best few for this bot, and ...
+PLAN_MIN_Z = 0.5  # every marked word this distinctive of the target (z among the category)
+PLAN_MIN_SIM = 0.25  # ... and at least this close to it
+
+# -- Dark Magic: association is measured within the category, not in absolute terms --------
+DARK_SECRETS = 25  # the secret is one of the first this many members; a word's association
+#                    with a member is its z-score among them ("monkey" is banana's word,
+#                    "peel" or "juice" any fruit's)
+DARK_RARE = 3.0  # guessers' prior: a member past those is this many nats less likely
+DARK_MARK_Z = 0.8  # the conjurer marks every spell word this distinctive of its secret ...
+DARK_MARK_MIN_Z = 0.0  # ... or, when none is, the most distinctive one if it is at least this
+DARK_MARK_MIN_SIM = 0.2  # ... and never a word this far from the secret in absolute terms
+DARK_MARK_SOFT = 0.25  # guessers' model of the marking: a logistic of this width around the bar,
+DARK_SLIP = 0.05  # ... and a conjurer who marks otherwise this often
+DARK_NAT = 0.02  # Dark Magic summon scores: this much per nat of the guessers' posterior
+DARK_COVERED = 1.0  # a spell word aims at a likely secret no written word is distinctive of,
+DARK_AIM = 1.0  # ... drawn by prior weight (at this temperature), with a clue word that is:
+CLUE_SIM = 3.0  # close to the aim,
+CLUE_MIN_SIM = 0.35  # (at least this close)
+CLUE_Z = 0.2  # distinctive of it (never below DARK_MARK_Z: it gets a crystal if it is the secret)
+CLUE_SPLIT = 0.5  # marked for some likely secrets and not for others (bits of information),
+CLUE_CONTEXT = 1.0  # about the category's world,
+CLUE_MIN_CONTEXT = 0.15  # (at least this much)
+CLUE_MAX_CONTEXT = 0.35  # (no reward for more ...)
+CLUE_NAME = 3.0  # ... and not the category's own name ("alcohol", "pet"): penalty past 0.5
 
 
 def _words(text: str) -> list[str]:
@@ -81,7 +133,6 @@ _FILLER = frozenset(
         "you your my our their it its"
     )
 )
-
 
 # ------------------------------------------------------------------------------------------
 # Data
@@ -105,6 +156,10 @@ class Data:
     def ancestors(self, i: int) -> np.ndarray:
         return self.anc_idx[self.anc_ptr[i] : self.anc_ptr[i + 1]]
 
+
+# "Things in a drawer", "Something you find in a garden": what goes with what follows
+_THINGS = frozenset(_words("thing things something stuff item items object objects"))
+_PREPOSITIONS = frozenset(_words("in on at inside into under near from for with around by"))
 
 # deck categories of everyday things: their members stand in for a category nobody knows
 _CONCRETE = frozenset(
@@ -259,7 +314,16 @@ def resolve(text: str) -> Category:
     if deck is not None:
         name, members = data.categories[deck]
         return Category(name, True, "deck", members, _typicality(len(members)), data.cat_vecs[deck])
-    tokens = _content_tokens(text)
+    # "Things in a kitchen drawer", "Something you find in a garden": not kinds of drawer or
+    # garden but what goes with them; only the words after the preposition say what
+    words = re.findall(r"[a-z][a-z'\-]*", text.casefold())
+    about = len(words) > 1 and words[0] in _THINGS
+    if about:
+        after = next((k for k, w in enumerate(words) if w in _PREPOSITIONS), None)
+        tail = " ".join(words[after + 1 :]) if after is not None else ""
+        tokens = _content_tokens(tail) or _content_tokens(text)
+    else:
+        tokens = _content_tokens(text)
     found: list[int] = []
     for a, b in itertools.pairwise(tokens):
         if (j := _lookup(f"{a} {b}")) is not None:
@@ -271,9 +335,10 @@ def resolve(text: str) -> Category:
         common = data.common[:300]
         return Category(text, False, "unknown", common, _typicality(len(common)), None)
     vec = data.vecs[found].mean(0)
-    # the head noun is the last word that names a kind of thing ("sea CREATURE", "DOG breed")
+    # the head noun is the last word that names a kind of thing ("sea CREATURE", "DOG breed"),
+    # in the sense its other words suit: "Car BRAND" is not a sword, a drawer not an artist
     how, pool = "similar", data.spellable
-    for t in reversed(tokens):
+    for t in [] if about else reversed(tokens):
         j = _lookup(t)
         if j is None:
             continue
@@ -281,8 +346,8 @@ def resolve(text: str) -> Category:
         if deck_head is not None:  # "Wild animal": the members of Animal nearest "wild"
             how, pool = "deck-head", data.categories[deck_head][1]
             break
-        kinds = np.array([i for i in range(len(data.words)) if j in data.ancestors(i)], np.int32)
-        if len(kinds) >= MIN_HEAD_MEMBERS:
+        kinds = _kinds(j)
+        if len(kinds) >= MIN_HEAD_MEMBERS and _suits(kinds, [i for i in found if i != j]):
             how, pool = "hypernym", kinds
             break
     modifiers = [i for i in found if how == "similar" or i != j]
@@ -298,6 +363,26 @@ def resolve(text: str) -> Category:
     members = pool[order]
     # a custom category is "known" when it is an easy variant of a deck category
     return Category(text, how == "deck-head", how, members, _typicality(len(members)), vec)
+
+
+@functools.lru_cache(maxsize=1024)
+def _kinds(j: int) -> np.ndarray:
+    """Vocabulary words listed in WordNet as kinds of word ``j`` (its hyponym closure)."""
+    data = load_data()
+    where = np.flatnonzero(data.anc_idx == j)
+    return np.unique(np.searchsorted(data.anc_ptr, where, side="right") - 1).astype(np.int32)
+
+
+def _suits(kinds: np.ndarray, others: Sequence[int]) -> bool:
+    """Whether a head noun's kinds are in the sense the rest of the text suggests: the kinds
+    nearest the other words must be reasonably near them ("dog breed": poodles; "kitchen
+    drawer": cartoonists are nowhere near a kitchen)."""
+    if not others:
+        return True
+    data = load_data()
+    context = data.vecs[list(others)].mean(0)
+    fit = np.sort(data.vecs[kinds] @ context)[-10:]
+    return float(fit.mean()) >= HEAD_SENSE
 
 
 def knows(category: str) -> bool:
@@ -341,10 +426,11 @@ class Plan(NamedTuple):
 class Brain:
     """One computer player's word sense. Same seed and same calls, same answers."""
 
-    def __init__(self, seed: int = 0, noise: float = 0.03) -> None:
+    def __init__(self, seed: int = 0, noise: float = DEFAULT_NOISE) -> None:
         self.seed = seed
         self.noise = noise
         self.rng = np.random.default_rng(seed)
+        self._taste: np.ndarray | None = None
         # personality: how much it likes hard (many-star) cards, in [-1, 1]
         self.daring = float(np.random.default_rng([seed, 7]).uniform(-1.0, 1.0))
         self.target: str | None = None  # the summoning word of the last plan or dark summon
@@ -356,6 +442,31 @@ class Brain:
         if s <= 0:
             return np.zeros(n, np.float32)
         return self.rng.normal(0.0, s, n).astype(np.float32)
+
+    @property
+    def taste(self) -> np.ndarray:
+        """This bot's fixed liking for every vocabulary word (zero without noise): the same
+        bot is consistent from round to round, two bots disagree on close calls."""
+        if self._taste is None:
+            n = len(load_data().words)
+            if self.noise <= 0:
+                self._taste = np.zeros(n, np.float32)
+            else:
+                gen = np.random.default_rng([self.seed, 11])
+                self._taste = (gen.standard_normal(n) * TASTE * self.noise).astype(np.float32)
+        return self._taste
+
+    def _pick(self, scores: np.ndarray, k: int = SUMMON_CHOICES) -> int:
+        """Index of a choice drawn from a softmax over the ``k`` best ``scores`` at this bot's
+        temperature: a clear favourite is usually taken, a close runner-up now and then, and
+        the long tail never (a global noise would swamp the ranking)."""
+        if len(scores) == 0:
+            raise ValueError("nothing to choose from")
+        order = np.argsort(-scores, kind="stable")[:k]
+        if self.noise <= 0 or len(order) == 1:
+            return int(order[0])
+        p = _softmax(scores[order], self.noise)
+        return int(order[int(self.rng.choice(len(order), p=p))])
 
     @staticmethod
     def _valid_members(cat: Category, written: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -385,13 +496,18 @@ class Brain:
     def spell_word(self, category: str, written: Sequence[str], *, dark_magic: bool = False) -> str:
         """A common noun pointing at some plausible summoning word of the category.
 
-        Standard rounds aim at a member that suits the words already written (synergy);
-        Dark Magic rounds aim away from them, to spread the table over the category. The
-        word never repeats a written word and never rules out the member it aims at.
+        Standard rounds aim at a member that suits the words already written (a little
+        synergy, so the conjurer can find 2-4 words that agree). Dark Magic rounds aim at a
+        likely secret that no written word points at yet, with a word distinctive of it (see
+        :meth:`_dark_spell_word`). The word never repeats a written word and never rules out
+        the member it aims at.
         """
         data = load_data()
         cat = resolve(category)
         written = [w for w in written if w.strip()]
+        if dark_magic:
+            word = self._dark_spell_word(cat, written)
+            return word if word else self._fallback_word(written)
         members, typical = self._valid_members(cat, written)
         if len(members) == 0:
             members, typical = cat.members, cat.typical
@@ -401,7 +517,7 @@ class Brain:
         wvecs = [v for w in written if (v := _vector(w)) is not None]
         if wvecs:
             sims = data.vecs[members] @ np.stack(wvecs).T
-            score = score + (-0.5 if dark_magic else 1.0) * sims.max(1)
+            score = score + SPELL_SYNERGY * sims.max(1)
         score = score + self._jitter(len(members), 0.08)
         for k in np.argsort(-score)[:5]:
             target = data.words[members[k]]
@@ -410,12 +526,89 @@ class Brain:
                 return word
         return self._fallback_word(written)
 
+    def _dark_spell_word(self, cat: Category, written: Sequence[str]) -> str | None:
+        """Dark Magic: nobody knows the secret yet, so a good spell word is one the conjurer
+        will mark for *some* likely secrets and not for others. Aim at a common member that
+        no written word is distinctive of (the table spreads over the category), and write a
+        noun that is distinctive of that member among the category's likely secrets: a
+        related noun ("monkey" for banana, "coffee" for mug), never the member itself."""
+        members, _ = self._valid_members(cat, written)
+        if len(members) == 0:
+            return None
+        prior = _log_prior(cat, members)
+        wvecs = [v for w in written if (v := _vector(w)) is not None]
+        if wvecs:
+            covered = _association(cat, np.stack(wvecs)).max(0)
+            covered = covered[_positions(cat, members)]
+            prior = prior - DARK_COVERED * np.maximum(covered - 0.5 * DARK_MARK_Z, 0.0)
+        top = np.argsort(-prior, kind="stable")[:DARK_SECRETS]
+        p = _softmax(prior[top], DARK_AIM)
+        for k in self.rng.choice(top, size=min(5, len(top)), replace=False, p=p):
+            word = self._dark_clue(int(members[k]), written, cat)
+            if word:
+                return word
+        return None
+
+    def _dark_clue(self, t: int, written: Sequence[str], cat: Category) -> str | None:
+        """A noun close to member ``t``, distinctive of it among the likely secrets, and
+        about the category's world (so "monkey" for banana, "salad" for bowl, not a word for
+        another sense of the member); never a likely secret itself, which nobody but the
+        conjurer could then summon."""
+        data = load_data()
+        target = data.words[t]
+        pool = data.spellable
+        sims = _spell_vecs() @ data.vecs[t]
+        order = _best(sims, 150)
+        cand = pool[order]
+        sims = sims[order]
+        vecs = data.vecs[cand]
+        z = _distinctive(cat, vecs, data.vecs[t])
+        ctx = vecs @ _context(cat)
+        # which likely secrets would get this word a crystal: a word that splits them well
+        # (neither none nor all) tells the guessers most, whether it is marked or not
+        ref = _reference(cat)
+        would = _marked_by(_association(cat, vecs, ref), data.vecs[ref] @ vecs.T)  # (W, K)
+        share = would @ _softmax(_log_prior(cat, ref), 1.0)
+        share = np.clip(share, 1e-3, 1 - 1e-3)
+        split = -(share * np.log2(share) + (1 - share) * np.log2(1 - share))
+        score = (
+            CLUE_SIM * sims
+            + CLUE_SPLIT * split
+            + CLUE_CONTEXT * np.minimum(ctx, CLUE_MAX_CONTEXT)
+            - CLUE_NAME * np.maximum(ctx - 0.5, 0.0)  # "alcohol", "pet": the category, not a clue
+            + CLUE_Z * z
+            - 3.0 * np.maximum(sims - 0.7, 0.0)  # a synonym gives the game away
+            - 0.5 * np.isin(cand, cat.members)  # a member rules itself out as an answer
+        )
+        score[(z < DARK_MARK_Z) | (sims < CLUE_MIN_SIM)] = -np.inf  # a weak or vague clue
+        score[(ctx < CLUE_MIN_CONTEXT) | np.isin(cand, _reference(cat)) | (cand == t)] = -np.inf
+        tokens = _content_tokens(cat.text)
+        for k in np.argsort(-score)[:12]:  # check the rules only for the best few
+            w = data.words[int(cand[k])]
+            bad = (
+                _looks_alike(w, target)
+                or w in tokens
+                or any(same_word(w, x) or _clashes(w, x) or _clashes(x, w) for x in written)
+                or _clashes(target, w)
+                or _clashes(w, target)
+            )
+            if bad:
+                score[k] = -np.inf
+        best = np.argsort(-score)[:12]
+        best = best[np.isfinite(score[best])]
+        if len(best) == 0:
+            return None
+        k = int(best[self._pick(score[best] * DARK_NAT, 4)])  # a few good clues; taste picks
+        return data.words[int(cand[k])]
+
     def _clue_for(self, target: str, written: Sequence[str], cat: Category) -> str | None:
+        """A standard round's spell word for member ``target``: close to it, not a synonym,
+        not another member, not too distinctive of it (see :data:`SPELL_SHARP`)."""
         data = load_data()
         t = data.index[target]
         pool = data.spellable
-        sims = data.vecs[pool] @ data.vecs[t]
-        order = np.argsort(-sims)[:80]
+        sims = _spell_vecs() @ data.vecs[t]
+        order = _best(sims, 80)
         inside = set(cat.members[:150].tolist())
         options, scores = [], []
         for k in order:
@@ -437,7 +630,10 @@ class Brain:
                 break
         if not options:
             return None
-        s = np.array(scores, np.float32) + self._jitter(len(options), 0.04)
+        # a clue only the target fits leaves the conjurer no plan short of a certainty
+        z = _distinctive(cat, data.vecs[[data.index[w] for w in options]], data.vecs[t])
+        s = np.array(scores, np.float32) - SPELL_SHARP * np.maximum(z - 2.0, 0.0)
+        s = s + self._jitter(len(options), 0.04)
         return options[int(np.argmax(s))]
 
     def _fallback_word(self, written: Sequence[str]) -> str:
@@ -465,17 +661,14 @@ class Brain:
         members, typical = self._valid_members(cat, everything)
         if len(members) == 0:
             return members, np.zeros(0, np.float32)
+        if dark_magic:
+            return members, _dark_scores(cat, members, marked, written)
         score = TYPICAL_WEIGHT * typical + ZIPF_WEIGHT * np.clip(data.zipf[members] - 4, -2, 2)
+        score = score - COMPOUND_PENALTY * _narrower(members)
         mvecs = [v for w in marked if (v := _vector(w)) is not None]
         if mvecs:
             sims = data.vecs[members] @ np.stack(mvecs).T
             score = score + MEAN_WEIGHT * sims.mean(1) + MIN_WEIGHT * sims.min(1)
-        if dark_magic:
-            marked_set = {normalize(w) for w in marked}
-            unmarked = [w for w in written if normalize(w) not in marked_set]
-            uvecs = [v for w in unmarked if (v := _vector(w)) is not None]
-            if uvecs:
-                score = score - UNMARKED_PENALTY * (data.vecs[members] @ np.stack(uvecs).T).max(1)
         return members, score.astype(np.float32)
 
     def rank_summons(
@@ -502,13 +695,15 @@ class Brain:
         *,
         dark_magic: bool = False,
     ) -> str:
-        """The summoning word this bot writes (best score plus a little seeded noise)."""
+        """The summoning word this bot writes: drawn from its best few candidates (its scores
+        plus its fixed taste) by a softmax at its temperature (``noise``; 0 takes the best).
+        A clear favourite is written most of the time, a close runner-up sometimes, so a
+        table of bots does not always write the same word."""
         data = load_data()
         members, score = self._scores(category, marked, written, dark_magic=dark_magic)
         if len(members) == 0:
             return self._fallback_summon(category, [*marked, *written])
-        score = score + self._jitter(len(members))
-        return data.words[members[int(np.argmax(score))]]
+        return data.words[members[self._pick(score + self.taste[members])]]
 
     def _fallback_summon(self, category: str, written: Sequence[str]) -> str:
         """Every member clashes with a written word: any common safe noun fitting the text."""
@@ -517,7 +712,7 @@ class Brain:
         pool = (
             data.common
             if cat.vec is None
-            else data.spellable[np.argsort(-(data.vecs[data.spellable] @ cat.vec))]
+            else data.spellable[np.argsort(-(_spell_vecs() @ cat.vec))]
         )
         for i in itertools.chain(pool[:2000], data.common):
             w = data.words[int(i)]
@@ -528,28 +723,36 @@ class Brain:
     # -- the conjurer ---------------------------------------------------------------------
 
     def dark_summon(self, category: str) -> str:
-        """Dark Magic: the secret summoning word, a common, guessable member."""
+        """Dark Magic: the secret summoning word, a common, guessable member (one of the first
+        :data:`DARK_SECRETS`, weighted by how well-known and common it is)."""
         data = load_data()
         cat = resolve(category)
-        top = min(len(cat.members), 25)
-        weights = cat.typical[:top] * np.exp(np.clip(data.zipf[cat.members[:top]] - 4, -2, 2))
-        p = weights / weights.sum()
-        word = data.words[int(self.rng.choice(cat.members[:top], p=p))]
+        top = cat.members[:DARK_SECRETS]
+        p = _softmax(_log_prior(cat, top), 1.0)
+        word = data.words[int(self.rng.choice(top, p=p))]
         self.target = word
         return word
 
     def plan(self, category: str, spell_words: Mapping[int, str]) -> Plan:
         """Standard round: the target summon and the 2-4 spell words that point at it.
 
-        Every subset of 2-4 spell words is tried; the subset's likely answer is the member a
-        guesser would rank first (the same scoring as :meth:`summon`), and the plan kept is
-        the one whose answer stands out most clearly from the runner-up.
+        Every subset of 2-4 spell words is tried, and for each the few members this bot
+        would write for it (the scoring of :meth:`summon`, with its own taste). For each
+        target the bot estimates how likely a guesser is to write it (the softmax a guesser
+        draws from) and values the plan by its expected lead over the other players
+        (:func:`_share_value`): a target every guesser finds gives the conjurer nothing and
+        everyone else a point (the ``everyone`` case), one nobody finds gives nothing either,
+        so the best plan is clear to most of the table but not a certainty for all of it.
+        Every marked word must point at the target (be distinctive of it within the category
+        and close to it): no unrelated word is marked just to muddy the water. Closeness of
+        the marked words to the target and a well-known target break ties.
         """
         data = load_data()
         seats = [s for s, w in spell_words.items() if w.strip()]
         words = [spell_words[s] for s in seats]
         if not seats:
             return Plan([], "", 0.0)
+        guessers = max(2, len(spell_words) - 1)  # every player wrote one spell word
         members, base = self._scores(category, [], words, dark_magic=False)
         if len(members) < 2:
             return Plan(seats[:4], data.words[members[0]] if len(members) else "", 0.0)
@@ -560,7 +763,14 @@ class Brain:
         if len(known) > 8:  # keep it small: the 8 words closest to some member
             sims_all = data.vecs[members] @ np.stack([vecs[k] for k in known]).T
             known = [known[k] for k in np.argsort(-sims_all.max(0))[:8]]
-        sims = data.vecs[members] @ np.stack([vecs[k] for k in known]).T  # (M, W)
+        wvecs = np.stack([vecs[k] for k in known])
+        sims = data.vecs[members] @ wvecs.T  # (M, W)
+        # how distinctive each word is of each member within the category (z-scores): every
+        # marked word must really point at the target, not just make it harder to find
+        ref = data.vecs[_reference(resolve(category))] @ wvecs.T  # (K, W)
+        distinct = (sims - ref.mean(0)) / (ref.std(0) + 1e-6)
+        taste = self.taste[members]
+        temperature = self.noise if self.noise > 0 else DEFAULT_NOISE
         best: tuple[float, list[int], int] | None = None
         jitter = self._jitter(1000, self.noise)
         n = 0
@@ -568,19 +778,26 @@ class Brain:
             for combo in itertools.combinations(range(len(known)), size):
                 sub = sims[:, combo]
                 score = base + MEAN_WEIGHT * sub.mean(1) + MIN_WEIGHT * sub.min(1)
-                first, second = np.argsort(-score)[:2]
-                margin = float(score[first] - score[second])
-                strength = float(sub[first].mean()), float(sub[first].min())
-                quality = (
-                    PLAN_MARGIN * margin
-                    + PLAN_MEAN * strength[0]
-                    + PLAN_MIN * strength[1]
-                    + PLAN_TYPICAL * float(base[first])
-                    + jitter[n % 1000]
-                )
-                n += 1
-                if best is None or quality > best[0]:
-                    best = (quality, [seats[known[c]] for c in combo], int(first))
+                top = np.argsort(-score, kind="stable")[:SUMMON_CHOICES]
+                chances = _softmax(score[top], temperature)
+                # the target: this bot's favourite or a close runner-up the words support
+                for rank in np.argsort(-(score[top] + taste[top]), kind="stable")[:PLAN_TARGETS]:
+                    first = int(top[rank])
+                    honest = (
+                        float(distinct[first, list(combo)].min()) >= PLAN_MIN_Z
+                        and float(sub[first].min()) >= PLAN_MIN_SIM
+                    )
+                    quality = (
+                        PLAN_EXPECT * _share_value(float(chances[rank]), guessers)
+                        - 10.0 * (not honest)  # only when no plan is honest
+                        + PLAN_MEAN * float(sub[first].mean())
+                        + PLAN_MIN * float(sub[first].min())
+                        + PLAN_TYPICAL * float(base[first])
+                        + jitter[n % 1000]
+                    )
+                    n += 1
+                    if best is None or quality > best[0]:
+                        best = (quality, [seats[known[c]] for c in combo], first)
         assert best is not None
         quality, marks, first = best
         target = data.words[members[first]]
@@ -595,23 +812,12 @@ class Brain:
         dark_magic_word: str | None = None,
     ) -> list[int]:
         """Seat ids to place crystals by. Standard: the best :meth:`plan` (its summoning word
-        is kept in :attr:`target`). Dark Magic: every spell word close enough to the
-        conjurer's secret word (0-4 of them)."""
+        is kept in :attr:`target`). Dark Magic: the spell words distinctive of the secret word
+        (0-4 of them, see :func:`_dark_marks`)."""
         if dark_magic_word is None:
             return self.plan(category, spell_words).marks
         self.target = dark_magic_word
-        tv = _vector(dark_magic_word)
-        if tv is None:
-            return []
-        close = []
-        for seat, word in spell_words.items():
-            v = _vector(word) if word.strip() else None
-            if v is not None:
-                s = float(v @ tv)
-                if s >= DARK_MARK_THRESHOLD:
-                    close.append((s, seat))
-        close.sort(reverse=True)
-        return sorted(seat for _, seat in close[:4])
+        return _dark_marks(category, spell_words, dark_magic_word)
 
     # -- votes ----------------------------------------------------------------------------
 
@@ -686,36 +892,303 @@ def _vote_adjectives(word: str) -> tuple[bool, str]:
 def _vote_category(word: str, category: str) -> tuple[bool, str]:
     data = load_data()
     cat = resolve(category)
+    kind = _category_phrase(category)
     i = _lookup(word)
     if i is not None and i in set(cat.members.tolist()):
-        return False, f'"{word}" is a kind of {category}'
+        return False, f'"{word}" is {kind}'
     if cat.how in ("hypernym", "deck-head") and i is not None:
         head = _lookup(_content_tokens(category)[-1]) if _content_tokens(category) else None
         if head is not None and head in data.ancestors(i):
-            return False, f'"{word}" is a kind of {category}'
+            return False, f'"{word}" is {kind}'
     v = _vector(word)
     if v is None or cat.vec is None:
-        return False, f'I cannot tell whether "{word}" fits {category}'
+        return False, f'I cannot tell whether "{word}" is {kind}'
     close = float(v @ cat.vec)
     nearest = float((data.vecs[cat.members[:100]] @ v).max()) if len(cat.members) else 0.0
     if close < CATEGORY_FIT_THRESHOLD and nearest < 0.6:
-        return True, f'"{word}" does not look like a {category}'
-    return False, f'"{word}" could be a {category}'
+        return True, f'"{word}" does not look like {kind}'
+    return False, f'"{word}" could be {kind}'
+
+
+_AN_EXCEPTIONS = ("uni", "use", "usu", "eu", "one", "once", "u.", "ur")
+_AN_SILENT_H = ("hour", "honest", "honour", "honor", "heir")
+
+
+def _article(phrase: str) -> str:
+    """ "a" or "an" before ``phrase`` (by its sound, near enough: an animal, a unicorn, an
+    hour, a U.S. state)."""
+    low = phrase.casefold()
+    if low.startswith(_AN_SILENT_H):
+        return "an"
+    if low[:1] in set("aeiou") and not low.startswith(_AN_EXCEPTIONS):
+        return "an"
+    return "a"
+
+
+@functools.lru_cache(maxsize=256)
+def _category_phrase(category: str) -> str:
+    """How a sentence names a category: lower case where natural ("Animal" -> "an animal",
+    but "U.S. state" -> "a U.S. state"); a plural one is "one of the ..." ("Things in a kitchen
+    drawer" -> "one of the things in a kitchen drawer")."""
+    from protocol.words import base_forms, word_data
+
+    text = " ".join(category.split())
+    words = text.split(" ")
+    first = words[0] if words else ""
+    proper = len(words) > 1 and words[1][:1].isupper()  # "Harry Potter character"
+    natural = first[:1].isupper() and first[1:].islower() and not proper
+    if natural and any(word_data().is_common(f) for f in base_forms(first.casefold())):
+        text = first.casefold() + text[len(first) :]
+    low = [w.casefold() for w in words]
+    head = (
+        low[0]
+        if len(low) > 1 and (low[0] in _THINGS or low[1] in _PREPOSITIONS | {"of"})
+        else (low[-1] if low else "")
+    )
+    plural = bool(head) and any(f != head for f in base_forms(head))
+    if plural:
+        return f"one of the {text}"
+    return f"{_article(text)} {text}"
 
 
 def _closed(text: str) -> str:
     return re.sub(r"[\s\-]+", "", normalize(text))
 
 
+def _kind_of_other(a: str, b: str) -> str | None:
+    """Why two words are kinds of a thing rather than names for one: one is the other with a
+    word in front ("polar bear"/"bear", "catfish"/"fish"), or both are one head with different
+    words in front ("brown bread"/"white bread"). None when neither holds."""
+    x, y = normalize(a).replace("-", " ").split(), normalize(b).replace("-", " ").split()
+    if not x or not y:
+        return None
+    if len(x) > 1 and len(y) > 1 and same_word(x[-1], y[-1]) and x[:-1] != y[:-1]:
+        return f'"{a}" and "{b}" are different kinds of {y[-1]}'
+    (short, s_text), (long, l_text) = sorted(((x, a), (y, b)), key=lambda p: len("".join(p[0])))
+    s, t = "".join(short), "".join(long)
+    if len(t) > len(s) + 2 and (t.endswith(s) or (len(long) > 1 and same_word(long[-1], s))):
+        return f'"{l_text}" is a particular thing, not another name for "{s_text}"'
+    return None
+
+
+@functools.cache
+def _family_sizes() -> np.ndarray:
+    """For every vocabulary word, how many vocabulary words WordNet lists as kinds of it."""
+    data = load_data()
+    return np.bincount(data.anc_idx, minlength=len(data.words))
+
+
 def _vote_same(a: str, b: str) -> tuple[bool, str]:
+    """Whether two summoning words name the same thing. The same word (W2-W4) or spelling
+    ("space ship"/"spaceship"); two words very close in the bot's space ("sofa"/"couch",
+    "car"/"automobile", "sea"/"ocean": everyday speech uses them for the same water); or a word
+    WordNet files as a kind of the other when that other is a small family, not a whole class,
+    and the two are still close ("cow"/"cattle", "spaceship"/"spacecraft", "bunny"/"rabbit",
+    but not "dog"/"animal" nor "blue"/"colour"). A compound naming a kind of the other word
+    ("polar bear"/"bear", "catfish"/"fish", "brown"/"white bread") is a different thing."""
     if same_word(a, b) or _closed(a) == _closed(b):
         return True, f'"{a}" and "{b}" are the same word'
+    if (why := _kind_of_other(a, b)) is not None:
+        return False, why
     va, vb = _vector(a), _vector(b)
     if va is not None and vb is not None:
         s = float(va @ vb)
         if s >= SAME_THING_THRESHOLD:
             return True, f'"{a}" and "{b}" mean the same thing'
+        ia, ib = _lookup(a), _lookup(b)
+        if ia is not None and ib is not None and s >= SAME_FAMILY_THRESHOLD:
+            data = load_data()
+            for x, y in ((ia, ib), (ib, ia)):  # x is filed under y
+                if y in data.ancestors(x) and _family_sizes()[y] <= SAME_FAMILY_SIZE:
+                    return True, (
+                        f'"{data.words[x]}" is the everyday name for "{data.words[y]}": '
+                        "the same thing"
+                    )
     return False, f'"{a}" and "{b}" are different things'
+
+
+# ------------------------------------------------------------------------------------------
+# Dark Magic
+
+
+def _log_prior(cat: Category, members: np.ndarray) -> np.ndarray:
+    """How likely a conjurer is to pick each member as a secret (log, up to a constant): the
+    well-known and common ones among the first :data:`DARK_SECRETS` (the weights
+    :meth:`Brain.dark_summon` draws with), anything else only rarely."""
+    data = load_data()
+    pos = _positions(cat, members)
+    lp = np.log(np.maximum(cat.typical[pos], 1e-6)) + np.clip(data.zipf[members] - 4, -2, 2)
+    return (lp - DARK_RARE * (pos >= DARK_SECRETS)).astype(np.float32)
+
+
+def _positions(cat: Category, members: np.ndarray) -> np.ndarray:
+    where = {int(i): k for k, i in enumerate(cat.members)}
+    return np.array([where[int(i)] for i in members], np.int64)
+
+
+def _reference(cat: Category) -> np.ndarray:
+    """The category's likely secrets: what an association is measured against."""
+    return cat.members[:DARK_SECRETS]
+
+
+@functools.lru_cache(maxsize=256)
+def _context_cached(text: str) -> np.ndarray:
+    cat = resolve(text)
+    ref = load_data().vecs[_reference(cat)].mean(0)
+    v = ref / (np.linalg.norm(ref) + 1e-9)
+    if cat.vec is not None:
+        v = v + cat.vec
+    return (v / (np.linalg.norm(v) + 1e-9)).astype(np.float32)
+
+
+def _context(cat: Category) -> np.ndarray:
+    """Where the category's world sits: its text and its likely members together."""
+    return _context_cached(cat.text)
+
+
+def _distinctive(cat: Category, vecs: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """For each row of ``vecs``: how much closer it is to ``target`` than to the category's
+    likely secrets in general (a z-score). "monkey" is far more banana than fruit; "peel",
+    "citrus" or "juice" are about any fruit."""
+    ref = load_data().vecs[_reference(cat)] @ vecs.T  # (K, W)
+    return (vecs @ target - ref.mean(0)) / (ref.std(0) + 1e-6)
+
+
+def _association(cat: Category, vecs: np.ndarray, members: np.ndarray | None = None) -> np.ndarray:
+    """(W, M) z-scores: how distinctive each word is of each member (default: all members)."""
+    data = load_data()
+    ref = data.vecs[_reference(cat)] @ vecs.T  # (K, W)
+    sims = vecs @ data.vecs[cat.members if members is None else members].T  # (W, M)
+    return (sims - ref.mean(0)[:, None]) / (ref.std(0)[:, None] + 1e-6)
+
+
+def _marked_by(z: np.ndarray, sims: np.ndarray) -> np.ndarray:
+    """The marking rule of :func:`_dark_marks` for one word at a time (1.0 = marked)."""
+    return ((z >= DARK_MARK_Z) & (sims.T >= DARK_MARK_MIN_SIM)).astype(np.float32)
+
+
+def _dark_marks(category: str, spell_words: Mapping[int, str], secret: str) -> list[int]:
+    """The Dark Magic conjurer's crystals: every spell word distinctive of its secret word
+    (z-score at least :data:`DARK_MARK_Z` among the category's likely secrets, and not far
+    from it in absolute terms), at most 4, the most distinctive first; when none is, the single
+    most distinctive near word, if it is closer to the secret than to the likely secrets on
+    average (so one crystal whenever a word is reasonably related). Unrelated words (further
+    than :data:`DARK_MARK_MIN_SIM`) never get one."""
+    tv = _vector(secret)
+    if tv is None:
+        return []
+    cat = resolve(category)
+    found = []
+    for seat, word in spell_words.items():
+        v = _vector(word) if word.strip() else None
+        if v is None:
+            continue
+        z = float(_distinctive(cat, v[None, :], tv)[0])
+        if float(v @ tv) >= DARK_MARK_MIN_SIM:
+            found.append((z, seat))
+    found.sort(reverse=True)
+    marks = [seat for z, seat in found if z >= DARK_MARK_Z][:4]
+    if not marks and found and found[0][0] >= DARK_MARK_MIN_Z:
+        marks = [found[0][1]]
+    return sorted(marks)
+
+
+def _dark_scores(
+    cat: Category,
+    members: np.ndarray,
+    marked: Sequence[str],
+    written: Sequence[str],
+) -> np.ndarray:
+    """Dark Magic summon scores: the log-posterior that each member is the secret, given
+    which spell words got a crystal and which did not ("not being selected is also helpful
+    information"). For every candidate secret the guesser works out which words a conjurer
+    following :func:`_dark_marks` would have marked (softened near the bars, and allowing for
+    a conjurer who marks differently now and then) and compares that with the table; in
+    score units (:data:`DARK_NAT`)."""
+    data = load_data()
+    lp = _log_prior(cat, members).astype(np.float64)
+    chosen = {normalize(w) for w in marked}
+    words = list(dict.fromkeys(w for w in (*written, *marked) if w.strip()))
+    known = [(w, v) for w in words if (v := _vector(w)) is not None]
+    if not known or len(members) == 0:
+        return (DARK_NAT * lp).astype(np.float32)
+    vecs = np.stack([v for _, v in known]).astype(np.float64)
+    is_marked = np.array([normalize(w) in chosen for w, _ in known])
+    z = _association(cat, vecs.astype(np.float32))[:, _positions(cat, members)]  # (W, M)
+    sims = vecs @ data.vecs[members].T.astype(np.float64)  # (W, M)
+    near = _sigmoid((sims - DARK_MARK_MIN_SIM) / 0.05)
+    passes = _sigmoid((z - DARK_MARK_Z) / DARK_MARK_SOFT) * near
+    # when no word passes, the conjurer still marks the most distinctive near one if it is
+    # distinctive enough
+    zn = np.where(sims >= DARK_MARK_MIN_SIM, z, -np.inf)
+    best = zn.argmax(0)
+    cols = np.arange(zn.shape[1])
+    fallback = np.zeros_like(passes)
+    top = zn[best, cols]
+    fallback[best, cols] = np.where(
+        np.isfinite(top), _sigmoid((top - DARK_MARK_MIN_Z) / DARK_MARK_SOFT), 0.0
+    )
+    others_pass_none = np.prod(1.0 - passes, axis=0) / np.maximum(1.0 - passes, 1e-9)
+    p = passes + (1.0 - passes) * others_pass_none * fallback
+    p = np.clip(p, DARK_SLIP, 1.0 - DARK_SLIP)
+    lp = lp + np.where(is_marked[:, None], np.log(p), np.log(1.0 - p)).sum(0)
+    return (DARK_NAT * lp).astype(np.float32)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _narrower(members: np.ndarray) -> np.ndarray:
+    """1 for a compound member whose head word is another member ("table tennis" when
+    "tennis" is there too, "grand piano" next to "piano"), else 0."""
+    words = load_data().words
+    names = {words[i] for i in members}
+    return np.array(
+        [(" " in (w := words[i]) and w.rsplit(" ", 1)[1] in names) for i in members], np.float32
+    )
+
+
+@functools.cache
+def _spell_vecs() -> np.ndarray:
+    """The vectors of the words a bot may write as spell words (in ``Data.spellable`` order)."""
+    data = load_data()
+    return np.ascontiguousarray(data.vecs[data.spellable])
+
+
+def _best(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` highest ``scores``, highest first."""
+    if len(scores) <= k:
+        return np.argsort(-scores, kind="stable")
+    part = np.argpartition(-scores, k)[:k]
+    return part[np.argsort(-scores[part], kind="stable")]
+
+
+def _softmax(scores: np.ndarray, temperature: float) -> np.ndarray:
+    z = (scores - scores.max()) / max(temperature, 1e-6)
+    e = np.exp(z.astype(np.float64))
+    return e / e.sum()
+
+
+@functools.lru_cache(maxsize=64)
+def _best_share(guessers: int, stars: float) -> float:
+    grid = np.linspace(0.0, 1.0, 1001)
+    return float(_edge(grid, guessers, stars).max())
+
+
+def _edge(p: np.ndarray | float, guessers: int, stars: float) -> np.ndarray | float:
+    g = max(guessers, 2)
+    return stars * (g - 1) * (p - p**g) - PLAN_EVERYONE * p**g
+
+
+def _share_value(p: float, guessers: int, stars: float = PLAN_STARS) -> float:
+    """What a plan is worth to the conjurer when each of ``guessers`` writes its target with
+    probability ``p``: its expected lead over the average other player. Each matcher scores
+    ``stars`` for the conjurer and for themself, a lead of ``stars * (g - 1) / g`` each; when
+    everyone matches, the conjurer scores nothing and the others a point each (weighted by
+    :data:`PLAN_EVERYONE`). Scaled so that the best ``p`` gives 1: about 0.56 for 3 guessers
+    (all three then match in about a sixth of the rounds), 0.43 for 2, 0.72 for 7."""
+    return float(_edge(p, guessers, stars)) / _best_share(max(guessers, 2), stars)
 
 
 @functools.cache
