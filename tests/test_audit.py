@@ -572,12 +572,17 @@ def test_an_unknown_rules_version_is_refused(tmp_path, capsys):
 #: (``conjure demo``): file -> (final totals by name, case of each round).
 GOLDEN = {
     "sample-standard.jsonl": (
-        {"Ada": 7, "Cleo": 4, "Dora": 4, "Emil": 5, "Basil": 4},
-        {1: "conjured", 2: "everyone", 3: "everyone", 4: "everyone", 5: "everyone"},
+        {"Ada": 14, "Emil": 18, "Dora": 11, "Cleo": 12, "Basil": 13},
+        {1: "conjured", 2: "conjured", 3: "missed-conjurer", 4: "everyone", 5: "conjured"},
     ),
     "sample-dark-magic.jsonl": (
-        {"Ada": 9, "Dora": 6, "Cleo": 6, "Basil": 11},
-        {1: "conjured", 2: "missed-conjurer", 3: "missed-conjurer", 4: "conjured"},
+        {"Ada": 7, "Basil": 3, "Cleo": 5, "Dora": 8},
+        {1: "failed", 2: "missed-conjurer", 3: "conjured", 4: "conjured"},
+    ),
+    # scripted players (tests/test_server_game.py): a challenge carried 2-1, an invalid word
+    "sample-review.jsonl": (
+        {"Ann": 9, "Bob": 4, "Cy": 1, "Dee": 1},
+        {1: "conjured", 2: "everyone", 3: "missed-conjurer", 4: "failed"},
     ),
 }
 
