@@ -1,0 +1,684 @@
+"""Load benchmark: N rooms of 6 scripted players, over loopback, against the real server and a baseline.
+
+    .venv/bin/python bench/load.py --quick                 # smoke run: 5 rooms, under a minute
+    .venv/bin/python bench/load.py --rooms 300,500         # paced and flat out, 300 then 500 rooms
+    .venv/bin/python bench/load.py --rooms 300 --mode paced --target conjure
+
+For every (room count, mode) it starts a fresh server as its own process -- first the bare
+trio-websocket broadcast baseline (bench/loadlib/baseline_server.py: no rules, no log, ~1 KB
+updates), then Conjure (``python -m client.cli serve --port 0 --replays <tmpdir>``, so every action
+is appended and fsync'd) -- and drives the same game script against both from ``--procs``
+generator processes (lean clients: raw trio-websocket + msgspec; see bench/loadlib/players.py).
+
+* paced: each player acts 0.5-1.5 s (uniform) after it may; reports p50 / p99 / max latency from an
+  action being sent to the LAST player of the room receiving the update reflecting it.
+* flat: players act the moment they may; reports the actions per second sustained (completed
+  actions per second between the moment every room's game had started and the moment the first
+  room finished its game).
+
+Also reported: the server's CPU (% of one core, from /proc/PID/stat, over the measured window),
+its peak RSS, the generator processes' CPU and event-loop lag (a 10 ms sleep's overshoot), and the
+machine's CPU. The output says when the generator, not the server, was the bottleneck.
+All traffic goes to 127.0.0.1; every run is bounded by ``--duration`` and stops by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import multiprocessing as mp
+import os
+import queue
+import re
+import resource
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_PY = ROOT / ".venv" / "bin" / "python"
+for _p in (str(ROOT / "bench"), str(ROOT)):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+try:
+    import msgspec  # noqa: F401
+    import trio  # noqa: F401
+    import trio_websocket  # noqa: F401
+except ImportError:  # run with a python that lacks the project's packages: use the venv's
+    if VENV_PY.exists() and Path(sys.prefix).resolve() != VENV_PY.parent.parent.resolve():
+        os.execv(str(VENV_PY), [str(VENV_PY), *sys.argv])
+    raise
+
+from loadlib import procstat  # noqa: E402
+from loadlib.players import GenConfig, gen_main  # noqa: E402
+
+HOST = "127.0.0.1"
+# start, then per round: choose, 6 spells, mark, 6 commits, 6 reveals, 6 dones
+ACTIONS_PER_GAME = 1 + 6 * 26
+LAG_LIMIT_MS = 10.0  # generator event-loop lag (p99) above this: the generator was a bottleneck
+GEN_CPU_LIMIT = 90.0  # % of one core
+
+
+# ------------------------------------------------------------------ servers
+
+
+class Server:
+    """A server subprocess; its stdout is drained in a thread (the last lines kept)."""
+
+    def __init__(self, kind: str, replays: str, conjure_cmd: str | None = None) -> None:
+        py = str(VENV_PY) if VENV_PY.exists() else sys.executable
+        if kind == "conjure":
+            base = shlex.split(conjure_cmd) if conjure_cmd else [py, "-m", "client.cli", "serve"]
+            argv = [*base, "--host", HOST, "--port", "0", "--replays", replays]
+        else:
+            argv = [
+                py,
+                str(ROOT / "bench" / "loadlib" / "baseline_server.py"),
+                "--host",
+                HOST,
+                "--port",
+                "0",
+            ]
+        self.kind = kind
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+        self.pid = self.proc.pid
+        self.lines: deque[str] = deque(maxlen=40)
+        self.port: int | None = None
+        self._listening = threading.Event()
+        threading.Thread(target=self._drain, daemon=True).start()
+        if not self._listening.wait(30) or self.port is None:
+            self.stop()
+            raise RuntimeError(f"{kind} server did not start:\n" + "\n".join(self.lines))
+
+    def _drain(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip())
+            m = re.search(r"listening on ws://[^\s]+:(\d+)", line)
+            if m and self.port is None:
+                self.port = int(m.group(1))
+                self._listening.set()
+        self._listening.set()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+# ------------------------------------------------------------------ one run
+
+
+def pct(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
+
+
+def wait_quiet(limit: float, busy_max: float = 15.0) -> float:
+    """Wait (at most ``limit`` s) for 3 s in a row with the machine under ``busy_max``% busy.
+
+    Returns the busy % of the last 3 s sampled.
+    """
+    end = time.monotonic() + limit
+    while True:
+        m0 = procstat.machine_cpu()
+        time.sleep(3.0)
+        m1 = procstat.machine_cpu()
+        busy = 100.0 * (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
+        if busy < busy_max or time.monotonic() >= end:
+            return busy
+
+
+def run_one(kind: str, mode: str, rooms: int, args) -> dict:
+    """One server, one mode, one room count: start everything, measure, tear everything down."""
+    tmp = tempfile.mkdtemp(prefix=f"conjure-bench-{kind}-")
+    nprocs = max(1, min(args.procs, rooms))
+    cap = args.duration if args.duration else (12.0 if args.quick and mode == "paced" else 180.0)
+    stagger = 0.0 if mode == "flat" else (2.0 if args.quick else 12.0)
+    if args.stagger is not None:
+        stagger = args.stagger
+    ctx = mp.get_context("spawn")
+    ready_q, result_q, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    procs: list = []
+    server = Server(kind, tmp, args.conjure_cmd)
+    out: dict = {
+        "kind": kind,
+        "mode": mode,
+        "rooms": rooms,
+        "procs": nprocs,
+        "cap": cap,
+        "fs": procstat.fs_type(tmp),
+        "stagger": stagger,
+        "server_tail": [],
+    }
+    try:
+        split = [rooms // nprocs + (1 if i < rooms % nprocs else 0) for i in range(nprocs)]
+        for i, n in enumerate(split):
+            cfg = GenConfig(
+                proc=i,
+                kind=kind,
+                host=HOST,
+                port=server.port,
+                rooms=n,
+                paced=mode == "paced",
+                cap=cap,
+                seed=args.seed,
+                games=args.games,
+                stagger=stagger,
+                dump=bool(args.dump),
+                setup_timeout=30.0 + 0.2 * rooms,
+            )
+            p = ctx.Process(target=gen_main, args=(cfg, ready_q, go, result_q), daemon=True)
+            p.start()
+            procs.append(p)
+        seated, setup_s = 0, 0.0
+        for _ in procs:
+            tag, _proc, live, secs = ready_q.get(timeout=90.0 + 0.3 * rooms)
+            if tag == "crash":
+                raise RuntimeError(f"generator process crashed: {result_q.get(timeout=5)}")
+            seated += live
+            setup_s = max(setup_s, secs)
+        out["seated"], out["setup_s"] = seated, setup_s
+        rss_setup = procstat.status(server.pid).get("VmRSS", 0)
+        ours_pids = [server.pid, os.getpid(), *(p.pid for p in procs)]
+        sampler = procstat.Sampler(server.pid, ours_pids).start()
+        ours = {os.getpid(), server.pid, *(p.pid for p in procs)}
+        snap0 = procstat.all_cpu()
+        out["loadavg_before"] = Path("/proc/loadavg").read_text().split()[0]
+        me0 = procstat.cpu_seconds(os.getpid())
+        cpu0, m0, t0 = procstat.cpu_seconds(server.pid), procstat.machine_cpu(), time.monotonic()
+        spy = None
+        if args.py_spy and kind == "conjure":
+            dest = f"{args.profile_out or 'conjure-profile'}-{mode}-{rooms}.txt"
+            spy = subprocess.Popen(
+                [
+                    args.py_spy,
+                    "record",
+                    "-p",
+                    str(server.pid),
+                    "-f",
+                    "raw",
+                    "-r",
+                    "100",
+                    "--nonblocking",
+                    "-d",
+                    str(int(cap) + 5),
+                    "-o",
+                    dest,
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            out["profile"] = dest
+        go.set()
+        results = []
+        for _ in procs:
+            r = result_q.get(timeout=cap + 120.0)
+            if "crash" in r:
+                raise RuntimeError(f"generator process crashed:\n{r['crash']}")
+            results.append(r)
+        cpu1, m1, t1 = procstat.cpu_seconds(server.pid), procstat.machine_cpu(), time.monotonic()
+        if spy is not None:
+            ours.add(spy.pid)
+        me1 = procstat.cpu_seconds(os.getpid())
+        out["other_procs_cpu"], out["other_top"] = procstat.others(
+            snap0, procstat.all_cpu(), ours, t1 - t0
+        )
+        sampler.stop()
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            try:
+                spy.wait(30)
+            except subprocess.TimeoutExpired:
+                spy.kill()
+        st = procstat.status(server.pid)
+        out.update(
+            server_cpu_s=cpu1 - cpu0,
+            server_cpu=100.0 * (cpu1 - cpu0) / (t1 - t0),
+            machine_cpu=100.0 * (m1[0] - m0[0]) / max(1, m1[1] - m0[1]),
+            rss_setup_mb=rss_setup / 1024,
+            rss_peak_mb=max(sampler.peak_kb, st.get("VmRSS", 0)) / 1024,
+            threads=st.get("Threads", 0),
+            window_s=t1 - t0,
+        )
+        clean, dirty_s = sampler.clean()
+        out.update(merge(results, clean))
+        out["dirty_s"] = dirty_s
+        if args.dump:
+            dest = f"{args.dump}-{kind}-{mode}-{rooms}.tsv"
+            with open(dest, "w") as f:
+                f.write("t_sent_s\tlatency_ms\tkind\troom\n")
+                for rec in sorted(x for r in results for x in r["dump"]):
+                    f.write("\t".join(map(str, rec)) + "\n")
+            out["dump"] = dest
+        # Busy CPU on the machine not used by this benchmark's processes (includes processes that
+        # came and went during the run, and kernel time charged to no process).
+        residual = (
+            out["machine_cpu"] * (os.cpu_count() or 1)
+            - out["server_cpu"]
+            - sum(g["cpu"] for g in out["gen"])
+            - 100.0 * (me1 - me0) / (t1 - t0)
+        )
+        out["other_cpu"] = max(out["other_procs_cpu"], residual, 0.0)
+        out["cpu_ms_per_action"] = 1000.0 * out["server_cpu_s"] / max(1, out["actions"])
+    finally:
+        for p in procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5)
+        server.stop()
+        out["server_tail"] = list(server.lines)[-args.server_output :] if args.server_output else []
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def merge(results: list[dict], clean=lambda t: True) -> dict:
+    lat = sorted(x for r in results for x in r["latencies"])
+    sent_lat = [(t, x) for r in results for t, x in zip(r["sent_at"], r["latencies"], strict=True)]
+    done_at = sorted(x for r in results for x in r["done_at"])
+    t_go = min(r["t_go"] for r in results)
+    t_end = max(r["t_end"] for r in results)
+    started = max(r["started_at"] for r in results)
+    finished = [t for r in results for t in r["finished"]]
+    first_done = min(finished) if finished else t_end
+    # Steady window: every game under way, none over yet.
+    w0, w1 = started, min(first_done, t_end)
+    if w1 - w0 >= 2.0:
+        steady = sum(1 for t in done_at if w0 <= t <= w1) / (w1 - w0)
+    else:
+        w0, w1 = t_go, (done_at[-1] if done_at else t_end)
+        steady = len(done_at) / max(1e-9, w1 - w0)
+    overall = len(done_at) / max(1e-9, (done_at[-1] if done_at else t_end) - t_go)
+    # The same rate counted only over the parts of the window when the machine had no other work.
+    steps = max(1, int((w1 - w0) / 0.1))
+    clean_s = sum(0.1 for i in range(steps) if clean(w0 + (i + 0.5) * (w1 - w0) / steps))
+    clean_s = min(clean_s, w1 - w0)
+    steady_clean = (
+        sum(1 for t in done_at if w0 <= t <= w1 and clean(t)) / clean_s
+        if clean_s >= 2.0
+        else float("nan")
+    )
+    # Latency over the actions sent while the machine had no other work (see Sampler.clean).
+    clean_lat = sorted(x for t, x in sent_lat if clean(t))
+    # Latency over the actions sent while every room was playing (none starting, none done).
+    if min(first_done, t_end) - started >= 2.0:
+        steady_lat = sorted(x for t, x in sent_lat if started <= t <= min(first_done, t_end))
+    else:
+        steady_lat = lat
+    gen = [
+        {
+            "proc": r["proc"],
+            "cpu": 100.0 * r["cpu"] / max(1e-9, r["t_end"] - r["t_go"]),
+            "lag_p99": 1000.0 * r["lag_p99"],
+            "lag_max": 1000.0 * r["lag_max"],
+        }
+        for r in results
+    ]
+    kinds: dict[str, tuple[int, float, float]] = {}
+    for r in results:
+        for k, (n, med, mx) in r["by_kind"].items():
+            if k in kinds:
+                n0, med0, mx0 = kinds[k]
+                kinds[k] = (n0 + n, max(med0, med), max(mx0, mx))
+            else:
+                kinds[k] = (n, med, mx)
+    return {
+        "actions": len(lat),
+        "p50": 1000.0 * pct(lat, 0.50),
+        "p99": 1000.0 * pct(lat, 0.99),
+        "max": 1000.0 * (lat[-1] if lat else float("nan")),
+        "c_n": len(clean_lat),
+        "c_p50": 1000.0 * pct(clean_lat, 0.50),
+        "c_p99": 1000.0 * pct(clean_lat, 0.99),
+        "c_max": 1000.0 * (clean_lat[-1] if clean_lat else float("nan")),
+        "s_n": len(steady_lat),
+        "s_p50": 1000.0 * pct(steady_lat, 0.50),
+        "s_p99": 1000.0 * pct(steady_lat, 0.99),
+        "s_max": 1000.0 * (steady_lat[-1] if steady_lat else float("nan")),
+        "s_window": (started - t_go, min(first_done, t_end) - t_go),
+        "steady": steady,
+        "steady_clean": steady_clean,
+        "steady_clean_s": clean_s,
+        "steady_window": (w0 - t_go, w1 - t_go),
+        "overall": overall,
+        "incomplete": sum(r["incomplete"] for r in results),
+        "games_done": len(finished),
+        "unfinished": sum(r["unfinished"] for r in results),
+        "failed": [f for r in results for f in r["failed"]],
+        "n_errors": sum(r["n_errors"] for r in results),
+        "errors": [e for r in results for e in r["errors"]][:5],
+        "gen": gen,
+        "kinds": kinds,
+        "run_s": t_end - t_go,
+        "frame_bytes": sum(r["nbytes"] for r in results)
+        / max(1, sum(r["frames"] for r in results)),
+    }
+
+
+# ------------------------------------------------------------------ judging and printing
+
+
+def bottlenecks(r: dict) -> list[str]:
+    notes = []
+    for g in r.get("gen", []):
+        if g["cpu"] >= GEN_CPU_LIMIT:
+            notes.append(f"GENERATOR-BOUND: generator {g['proc']} used {g['cpu']:.0f}% of a core")
+        if g["lag_p99"] > LAG_LIMIT_MS:
+            why = (
+                "saturated"
+                if g["cpu"] >= GEN_CPU_LIMIT
+                else f"at only {g['cpu']:.0f}% CPU: starved of CPU by the server, the other generators"
+                " or other work"
+            )
+            notes.append(
+                f"GENERATOR-LAG: generator {g['proc']} event-loop lag p99 {g['lag_p99']:.0f} ms"
+                f" (max {g['lag_max']:.0f} ms), {why}; latencies include that lag"
+            )
+    if r.get("other_cpu", 0) >= 20.0:
+        notes.append(
+            f"SHARED MACHINE: {r['other_cpu']:.0f}% of a core was busy outside this benchmark"
+            f" during the run (e.g. {', '.join(r['other_top']) or 'short-lived processes'});"
+            f" {r['dirty_s']:.0f} s of the run were not clean, 'p99 cl' keeps the"
+            f" {100.0 * r['c_n'] / max(1, r['actions']):.0f}% of actions sent outside them;"
+            " best rerun on a quiet machine (--wait-quiet)"
+        )
+    if r.get("machine_cpu", 0) >= 95.0:
+        notes.append(
+            f"machine CPU {r['machine_cpu']:.0f}% busy: server and generators competed for the cores"
+        )
+    if r.get("server_cpu", 0) >= 90.0:
+        notes.append(f"server-bound: the server used {r['server_cpu']:.0f}% of a core")
+    if r.get("unfinished"):
+        notes.append(f"{r['unfinished']} game(s) unfinished at the {r['cap']:.0f} s cap")
+    if r.get("failed"):
+        notes.append(f"{len(r['failed'])} room(s) failed, e.g. {r['failed'][0]}")
+    if r.get("n_errors"):
+        notes.append(f"{r['n_errors']} error message(s), e.g. {r['errors'][0]}")
+    if r.get("incomplete") and not r.get("unfinished"):
+        notes.append(f"{r['incomplete']} action(s) never reached all 6 players")
+    return notes
+
+
+def fmt_row(r: dict) -> str:
+    gcpu = max((g["cpu"] for g in r["gen"]), default=0.0)
+    glag = max((g["lag_p99"] for g in r["gen"]), default=0.0)
+    rate = r["steady"] if r["mode"] == "flat" else r["overall"]
+    cl = 100.0 * r["c_n"] / max(1, r["actions"])
+    return (
+        f"{r['mode']:<6} {r['rooms']:>5} {r['kind']:<9} {r['actions']:>7} {r['p50']:>8.1f}"
+        f" {r['p99']:>8.1f} {r['max']:>8.1f} {r['c_p99']:>8.1f} {cl:>4.0f}"
+        f" {rate:>8.0f} {r['server_cpu']:>6.0f}"
+        f" {r['cpu_ms_per_action']:>6.2f} {r['rss_peak_mb']:>7.0f} {gcpu:>6.0f} {glag:>7.1f} {r['machine_cpu']:>6.0f}"
+        f" {r.get('other_cpu', 0):>6.0f}"
+    )
+
+
+HEADER = (
+    f"{'mode':<6} {'rooms':>5} {'server':<9} {'actions':>7} {'p50 ms':>8} {'p99 ms':>8}"
+    f" {'max ms':>8} {'p99 cl':>8} {'cl%':>4} {'act/s':>8} {'srvCPU':>6} {'ms/act':>6}"
+    f" {'RSS MB':>7} {'genCPU':>6} {'lag ms':>7} {'mach%':>6} {'other':>6}"
+)
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b and b == b and a == a else "n/a"
+
+
+def _clean_note(c: dict, b: dict) -> str:
+    """The figures of the actions sent while the machine had no other work, if that differs."""
+    if c["c_n"] == c["actions"] and b["c_n"] == b["actions"]:
+        return ""
+    pc = 100.0 * c["c_n"] / max(1, c["actions"])
+    pb = 100.0 * b["c_n"] / max(1, b["actions"])
+    return (
+        f" [other work shared the machine during part of the runs; actions sent while it was"
+        f" idle ({pc:.0f}% / {pb:.0f}%): Conjure p50 {c['c_p50']:.1f} ms, p99 {c['c_p99']:.1f} ms,"
+        f" baseline p50 {b['c_p50']:.1f} ms, p99 {b['c_p99']:.1f} ms, ratio"
+        f" {ratio(c['c_p99'], b['c_p99'])}]"
+    )
+
+
+def report(runs: list[dict], args) -> None:
+    print()
+    print("=" * len(HEADER))
+    print(HEADER)
+    print("-" * len(HEADER))
+    for r in runs:
+        if "error" in r:
+            print(f"{r['mode']:<6} {r['rooms']:>5} {r['kind']:<9} FAILED: {r['error']}")
+        else:
+            print(fmt_row(r))
+    print("-" * len(HEADER))
+    for r in runs:
+        if "error" not in r and r["mode"] == "flat":
+            print(
+                f"flat {r['rooms']} {r['kind']}: sustained {r['steady']:.0f} actions/s over"
+                f" {r['steady_window'][1] - r['steady_window'][0]:.0f} s; counted only while the"
+                f" machine had no other work: {r['steady_clean']:.0f}/s over"
+                f" {r['steady_clean_s']:.0f} s"
+            )
+    print(
+        "p50/p99/max: all actions. p99 cl: only the actions sent while the machine had no"
+        " other work (cl%: their share; other work = more than 25% of a core busy outside this"
+        " benchmark, within the 3 s before)."
+        " act/s: flat = sustained (all games under way, none finished); paced = overall."
+        " srvCPU/genCPU: % of one core over the measured window; ms/act: server CPU time per"
+        " action; lag: generator event-loop"
+        " lag p99; mach%: both cores busy; other: CPU of processes not in this benchmark"
+        " (% of one core)."
+    )
+    readme: list[str] = []
+    pairs: dict[tuple[str, int], dict[str, dict]] = {}
+    for r in runs:
+        pairs.setdefault((r["mode"], r["rooms"]), {})[r["kind"]] = r
+    print()
+    for (mode, rooms), both in pairs.items():
+        c, b = both.get("conjure"), both.get("baseline")
+        head = f"[{mode}, {rooms} rooms]"
+        for r in (b, c):
+            if r is None or "error" in r:
+                continue
+            notes = bottlenecks(r)
+            print(f"{head} {r['kind']}: " + ("; ".join(notes) if notes else "no bottleneck flags"))
+            print(f"{head} {r['kind']}: mean update frame {r['frame_bytes']:.0f} bytes")
+            k = r.get("kinds", {})
+            if k and r["kind"] == "conjure":
+                slow = ", ".join(
+                    f"{n} med {1000 * v[1]:.1f}/max {1000 * v[2]:.0f}" for n, v in sorted(k.items())
+                )
+                print(f"{head} conjure per action (ms): {slow}")
+        if c and b and "error" not in c and "error" not in b:
+            if mode == "paced":
+                line = (
+                    f"paced, {rooms} rooms x 6 players: Conjure p50 {c['p50']:.1f} ms, p99"
+                    f" {c['p99']:.1f} ms, max {c['max']:.0f} ms (baseline p50 {b['p50']:.1f} ms,"
+                    f" p99 {b['p99']:.1f} ms; p99 ratio {ratio(c['p99'], b['p99'])});"
+                    f" server CPU {c['server_cpu']:.0f}% of a core"
+                    f" ({c['cpu_ms_per_action']:.2f} ms per action; baseline"
+                    f" {b['cpu_ms_per_action']:.2f}), RSS {c['rss_peak_mb']:.0f} MB"
+                ) + _clean_note(c, b)
+            else:
+                line = (
+                    f"flat out, {rooms} rooms: Conjure {c['steady']:.0f} actions/s sustained"
+                    f" (baseline {b['steady']:.0f}/s; ratio {ratio(c['steady'], b['steady'])});"
+                    f" p99 under that load {c['p99']:.0f} ms (baseline {b['p99']:.0f} ms);"
+                    f" server CPU {c['server_cpu']:.0f}% ({c['cpu_ms_per_action']:.2f} ms per"
+                    f" action; baseline {b['cpu_ms_per_action']:.2f}), RSS {c['rss_peak_mb']:.0f} MB"
+                )
+                if c["steady_clean_s"] < c["steady_window"][1] - c["steady_window"][0] - 0.5 or (
+                    b["steady_clean_s"] < b["steady_window"][1] - b["steady_window"][0] - 0.5
+                ):
+                    line += (
+                        f" [other work shared the machine during part of the runs; counted only"
+                        f" while it was idle ({c['steady_clean_s']:.0f} s / {b['steady_clean_s']:.0f}"
+                        f" s): Conjure {c['steady_clean']:.0f}/s, baseline {b['steady_clean']:.0f}/s,"
+                        f" ratio {ratio(c['steady_clean'], b['steady_clean'])}]"
+                    )
+            gb = [
+                n.split(":")[0]
+                for r in (b, c)
+                for n in bottlenecks(r)
+                if n.startswith(("GENERATOR", "SHARED"))
+            ]
+            if gb:
+                line += " [caveats: " + ", ".join(sorted(set(gb))) + " -- see the notes above]"
+            readme.append(line)
+    fs = next((r["fs"] for r in runs if r.get("kind") == "conjure" and "fs" in r), "?")
+    spread = next((r["stagger"] for r in runs if r.get("mode") == "paced" and "stagger" in r), 0)
+    print()
+    print("README performance figures (copy as is):")
+    print(
+        f"  machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; generator:"
+        f" {args.procs} process(es); replays on {fs}; {args.games} game(s) per room;"
+        f" paced games start spread over {spread:g} s"
+    )
+    for line in readme:
+        print("  - " + line)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--rooms",
+        default="300",
+        help="room count, or a comma list run one after the other (default 300)",
+    )
+    ap.add_argument("--mode", choices=("paced", "flat", "both"), default="both")
+    ap.add_argument(
+        "--target",
+        choices=("conjure", "baseline", "both"),
+        default="both",
+        help="which server(s) to load (default both: ratios need both)",
+    )
+    ap.add_argument("--games", type=int, default=1, help="games each room plays in a row")
+    ap.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="cap in seconds per run, from the start signal (default 180; --quick: 12 paced)",
+    )
+    ap.add_argument("--procs", type=int, default=2, help="generator processes (default 2)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--server-output",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print the last N lines each server wrote (they are collected, not shown, otherwise)",
+    )
+    ap.add_argument(
+        "--dump",
+        metavar="PREFIX",
+        help="write every action (time sent, latency, kind, room) to PREFIX-<server>-<mode>-<rooms>.tsv",
+    )
+    ap.add_argument(
+        "--stagger",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="rooms start their games spread uniformly over this many seconds, so that their"
+        " phases do not run in lockstep (default: 12, about one round, paced; 0 flat out)",
+    )
+    ap.add_argument(
+        "--conjure-cmd",
+        metavar="CMD",
+        help="command that starts the Conjure server instead of '<venv python> -m client.cli"
+        " serve' (e.g. another checkout's); '--host --port 0 --replays DIR' are appended",
+    )
+    ap.add_argument(
+        "--wait-quiet",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="before each run, wait up to this long for the machine to be idle (shared machines)",
+    )
+    ap.add_argument(
+        "--py-spy",
+        metavar="PATH",
+        help="a py-spy binary: profile the Conjure server during each measured run "
+        "(install py-spy in a venv of its own, not the project's)",
+    )
+    ap.add_argument(
+        "--profile-out",
+        metavar="PREFIX",
+        default="/tmp/conjure-profile",
+        help="py-spy output prefix (collapsed stacks, one file per run)",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 5 rooms, paced capped at 12 s (partial games), 1 generator",
+    )
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.rooms = "5"
+        args.procs = 1 if args.procs == 2 else args.procs
+    room_counts = [int(x) for x in str(args.rooms).split(",") if x.strip()]
+    modes = ["paced", "flat"] if args.mode == "both" else [args.mode]
+    targets = ["baseline", "conjure"] if args.target == "both" else [args.target]
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    runs: list[dict] = []
+    t_all = time.monotonic()
+    for rooms in room_counts:
+        for mode in modes:
+            for kind in targets:
+                print(f"-- {mode}, {rooms} rooms x 6 players, {kind} server ...", flush=True)
+                if args.wait_quiet:
+                    busy = wait_quiet(args.wait_quiet)
+                    print(f"   machine {busy:.0f}% busy before the run", flush=True)
+                t = time.monotonic()
+                try:
+                    r = run_one(kind, mode, rooms, args)
+                except (RuntimeError, OSError, queue.Empty) as exc:
+                    r = {
+                        "kind": kind,
+                        "mode": mode,
+                        "rooms": rooms,
+                        "error": f"{type(exc).__name__}: {exc}"[:300],
+                    }
+                    print(f"   FAILED: {r['error']}", flush=True)
+                else:
+                    print(
+                        f"   {r['seated']} rooms seated in {r['setup_s']:.1f} s;"
+                        f" {r['actions']}/{rooms * args.games * ACTIONS_PER_GAME} actions,"
+                        f" {r['games_done']} games done in {r['run_s']:.1f} s;"
+                        f" p50 {r['p50']:.1f} ms p99 {r['p99']:.1f} ms;"
+                        f" {'sustained' if mode == 'flat' else 'overall'}"
+                        f" {r['steady'] if mode == 'flat' else r['overall']:.0f} actions/s;"
+                        f" server CPU {r['server_cpu']:.0f}%, others {r['other_cpu']:.0f}%"
+                        f" ({time.monotonic() - t:.0f} s)",
+                        flush=True,
+                    )
+                for line in r.get("server_tail", []):
+                    print(f"   server| {line}")
+                runs.append(r)
+    report(runs, args)
+    print(f"\n(total {time.monotonic() - t_all:.0f} s)")
+    return 0 if all("error" not in r for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""The baseline: a bare trio-websocket broadcast server (no rules, no log, no views).
+
+    python bench/loadlib/baseline_server.py [--host 127.0.0.1] [--port 0]
+
+prints ``listening on ws://HOST:PORT``. A connection's first frame names its room:
+``{"room": "r1", "seat": 3}``; every join is broadcast to the room as
+``{"seq": 0, "members": N}``. Every later frame is an "action": the server numbers it (``seq``, per
+room) and sends ``{"seq": Q, "a": <the action as received>, "pad": "..."}``, about 1 KB, to every
+member of the room, the sender included, one ``send_message`` after another. That is all: the
+cheapest correct room broadcast trio-websocket can do, to compare the real server against.
+SIGTERM / SIGINT stop it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+from functools import partial
+
+import msgspec
+import trio
+from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
+
+UPDATE_BYTES = 1024
+_HEAD = '{"seq":%d,"a":%s,"pad":"'
+# Pad so that a typical frame (seq of 4 digits, a ~40-byte action) is about UPDATE_BYTES long.
+PAD = "x" * (UPDATE_BYTES - len(_HEAD % (1000, '{"seat":0,"n":10,"act":"commit"}')) - 2)
+
+
+class Join(msgspec.Struct):
+    room: str
+    seat: int
+
+
+class BaseRoom:
+    __slots__ = ("members", "seq")
+
+    def __init__(self) -> None:
+        self.members: list = []
+        self.seq = 0
+
+
+_join = msgspec.json.Decoder(Join)
+
+
+async def _broadcast(room: BaseRoom, frame: str) -> None:
+    for ws in list(room.members):
+        with contextlib.suppress(ConnectionClosed):
+            await ws.send_message(frame)
+
+
+async def handler(rooms: dict[str, BaseRoom], request: WebSocketRequest) -> None:
+    try:
+        ws = await request.accept()
+    except Exception:
+        return
+    room = None
+    try:
+        join = _join.decode(await ws.get_message())
+        room = rooms.get(join.room)
+        if room is None:
+            room = rooms[join.room] = BaseRoom()
+        room.members.append(ws)
+        await _broadcast(room, f'{{"seq":0,"members":{len(room.members)}}}')
+        while True:
+            raw = await ws.get_message()
+            room.seq += 1
+            await _broadcast(room, _HEAD % (room.seq, raw) + PAD + '"}')
+    except (ConnectionClosed, msgspec.DecodeError, trio.BrokenResourceError):
+        pass
+    finally:
+        if room is not None:
+            with contextlib.suppress(ValueError):
+                room.members.remove(ws)
+            if not room.members:
+                rooms.pop(join.room, None)
+
+
+async def main(host: str, port: int) -> None:
+    rooms: dict[str, BaseRoom] = {}
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            server = await nursery.start(
+                partial(serve_websocket, partial(handler, rooms), host, port, None)
+            )
+            print(f"listening on ws://{host}:{server.port}", flush=True)
+            async for _ in signals:
+                break
+            nursery.cancel_scope.cancel()
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0)
+    a = p.parse_args()
+    trio.run(main, a.host, a.port)
+    sys.exit(0)
