@@ -61,6 +61,7 @@ from loadlib import procstat  # noqa: E402
 from loadlib.players import GenConfig, gen_main  # noqa: E402
 
 HOST = "127.0.0.1"
+BASELINE = ROOT / "bench" / "loadlib" / "baseline_server.py"
 # start, then per round: choose, 6 spells, mark, 6 commits, 6 reveals, 6 dones
 ACTIONS_PER_GAME = 1 + 6 * 26
 LAG_LIMIT_MS = 10.0  # generator event-loop lag (p99) above this: the generator was a bottleneck
@@ -73,20 +74,14 @@ GEN_CPU_LIMIT = 90.0  # % of one core
 class Server:
     """A server subprocess; its stdout is drained in a thread (the last lines kept)."""
 
-    def __init__(self, kind: str, replays: str, conjure_cmd: str | None = None) -> None:
+    def __init__(self, kind: str, replays: str, cmd: str | None = None) -> None:
         py = str(VENV_PY) if VENV_PY.exists() else sys.executable
         if kind == "conjure":
-            base = shlex.split(conjure_cmd) if conjure_cmd else [py, "-m", "client.cli", "serve"]
+            base = shlex.split(cmd) if cmd else [py, "-m", "client.cli", "serve"]
             argv = [*base, "--host", HOST, "--port", "0", "--replays", replays]
         else:
-            argv = [
-                py,
-                str(ROOT / "bench" / "loadlib" / "baseline_server.py"),
-                "--host",
-                HOST,
-                "--port",
-                "0",
-            ]
+            base = shlex.split(cmd) if cmd else [py, str(BASELINE)]
+            argv = [*base, "--host", HOST, "--port", "0"]
         self.kind = kind
         self.proc = subprocess.Popen(
             argv,
@@ -160,7 +155,7 @@ def run_one(kind: str, mode: str, rooms: int, args) -> dict:
     ctx = mp.get_context("spawn")
     ready_q, result_q, go = ctx.Queue(), ctx.Queue(), ctx.Event()
     procs: list = []
-    server = Server(kind, tmp, args.conjure_cmd)
+    server = Server(kind, tmp, args.conjure_cmd if kind == "conjure" else args.baseline_cmd)
     out: dict = {
         "kind": kind,
         "mode": mode,
@@ -605,6 +600,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="CMD",
         help="command that starts the Conjure server instead of '<venv python> -m client.cli"
         " serve' (e.g. another checkout's); '--host --port 0 --replays DIR' are appended",
+    )
+    ap.add_argument(
+        "--baseline-cmd",
+        metavar="CMD",
+        help="command that starts the baseline instead of bench/loadlib/baseline_server.py"
+        " (diagnostics); '--host --port 0' are appended",
     )
     ap.add_argument(
         "--wait-quiet",
