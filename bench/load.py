@@ -11,14 +11,19 @@ is appended and fsync'd) -- and drives the same game script against both from ``
 generator processes (lean clients: raw trio-websocket + msgspec; see bench/loadlib/players.py).
 
 * paced: each player acts 0.5-1.5 s (uniform) after it may; reports p50 / p99 / max latency from an
-  action being sent to the LAST player of the room receiving the update reflecting it.
+  action being sent to the LAST player of the room receiving the update reflecting it. The rooms
+  start their games spread over ``--stagger`` s (default 12, about one round) so that 300 tables do
+  not play their phases in lockstep, which no real server sees.
 * flat: players act the moment they may; reports the actions per second sustained (completed
   actions per second between the moment every room's game had started and the moment the first
   room finished its game).
 
-Also reported: the server's CPU (% of one core, from /proc/PID/stat, over the measured window),
-its peak RSS, the generator processes' CPU and event-loop lag (a 10 ms sleep's overshoot), and the
-machine's CPU. The output says when the generator, not the server, was the bottleneck.
+Also reported: the server's CPU (% of one core, from /proc/PID/stat, over the measured window) and
+CPU time per action, its peak RSS, the generator processes' CPU and event-loop lag (a 10 ms sleep's
+overshoot), and the machine's CPU. The output says when the generator, not the server, was the
+bottleneck. On a shared machine it also says how much CPU other work took, and reports latency
+and throughput again counting only the time when the machine had no other work (``p99 cl``);
+``--wait-quiet`` waits for an idle machine before each run.
 All traffic goes to 127.0.0.1; every run is bounded by ``--duration`` and stops by itself.
 """
 

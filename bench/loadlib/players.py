@@ -262,14 +262,12 @@ class Player:
         "code",
         "current",
         "finished",
-        "game_id",
         "kind",
         "last_seq",
         "n",
         "pending",
         "rng",
         "room",
-        "round",
         "seat",
         "seated",
         "secret",
@@ -300,8 +298,6 @@ class Player:
         self.code: str | None = None
         self.finished = False
         self.secret: tuple[str, bytes] | None = None
-        self.game_id = ""
-        self.round = 0
 
     # -- reading
 
