@@ -19,6 +19,7 @@ import trio
 from protocol.events import RULES_VERSION
 from protocol.messages import PROTOCOL_VERSION
 from server.config import ServerConfig
+from server.gctuning import tune_for_serving
 from server.netinfo import addresses_for, url_host
 from server.service import GameServer
 
@@ -66,6 +67,7 @@ async def main(config: ServerConfig) -> int:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.run)
+            tune_for_serving()
             for line in banner(server):
                 config.say(line)
 

@@ -14,7 +14,8 @@ batch that a crash cut short is treated as part of the torn tail and recovered a
 
 The file functions here (``read_log``, ``recover_torn_tail``, ``open_for_append``) block; call them
 from Trio through ``trio.to_thread.run_sync`` (``open_writer`` does so). ``LogWriter.append`` writes
-inline (a small ``os.write``) and fsyncs in a worker thread.
+inline (a small ``os.write``) and fsyncs in a worker thread, batched with other logs' fsyncs
+(``server.groupsync``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from typing import Annotated, Any
 
 import msgspec
 import trio
+
+from server.groupsync import group_sync
 
 __all__ = [
     "DOMAIN_TAG",
@@ -250,7 +253,7 @@ class LogWriter:
                     raise LogFailure(f"{self._path}: write failed: {exc}") from exc
                 try:
                     # Not cancellable: once bytes are written, their fate must be known.
-                    await trio.to_thread.run_sync(os.fsync, self._fd)
+                    await group_sync().fsync(self._fd)
                 except OSError as exc:
                     self._break(exc)
                     raise LogFailure(f"{self._path}: fsync failed: {exc}") from exc

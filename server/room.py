@@ -37,7 +37,7 @@ from server.logstore import LogError, LogFailure, LogWriter, open_writer
 from server.rules import commands as cmd
 from server.rules.decide import decide
 from server.rules.state import Game
-from server.views import Table, build_views
+from server.views import Table, ViewCache, update_frames
 
 CLOSE_INTERNAL = 1011
 
@@ -137,6 +137,7 @@ class Room:
         self.empty_since: float | None = now
         self.closed = False
         self._idle = False
+        self._view_cache = ViewCache()
         self.inbox, self._inbox_recv = trio.open_memory_channel[Request | Detached | Stop](math.inf)
 
     def __repr__(self) -> str:
@@ -583,23 +584,20 @@ class Room:
             lobby=self.lobby,
             connected=frozenset(self.conns),
             spectators=len(self.watchers),
-            results=tuple(self.results),
+            results=self.results,
             now=self.config.clock(),
         )
 
     def _broadcast(self, lines: list[str]) -> None:
-        """One Update per viewer, each built by ``build_views``."""
+        """One Update per viewer, each built by ``views.update_frames``."""
         seats = {pid: self._seat_index(pid) for pid in self.conns}
         viewers: set[int | None] = set(seats.values())
         if self.watchers:
             viewers.add(None)
         if not viewers:
             return
-        views = build_views(self.table(), self.game, viewers)
         receipt = self.receipt if self.game is not None else None
-        frames = {
-            v: encode(m.Update(view=view, receipt=receipt, feed=lines)) for v, view in views.items()
-        }
+        frames = update_frames(self.table(), self.game, viewers, receipt, lines, self._view_cache)
         for pid, conn in list(self.conns.items()):
             conn.send_text(frames[seats[pid]])
         for w in list(self.watchers):
