@@ -8,6 +8,7 @@ stops reading fills it and is dropped, so it can never slow the room or anyone e
 from __future__ import annotations
 
 import itertools
+import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -122,9 +123,13 @@ class Connection:
             await self.ws.send_message(item)
 
     async def heartbeat_loop(self, interval: float, timeout: float) -> None:
-        """Ping now and then; no pong in time means the peer is gone."""
+        """Ping now and then; no pong in time means the peer is gone.
+
+        The wait varies by +-25% so that connections opened together (a room, a restart) do not
+        ping in lockstep: 1,800 pings at one instant would stall every room for a moment.
+        """
         while True:
-            await trio.sleep(interval)
+            await trio.sleep(interval * random.uniform(0.75, 1.25))
             try:
                 with trio.fail_after(timeout):
                     await self.ws.ping()

@@ -1,21 +1,23 @@
-"""fsync off the event loop, many files per thread hand-off ("group commit" across rooms).
+"""Durable appends off the event loop, many logs per thread hand-off ("group commit" across rooms).
 
-Why: every room fsyncs its own log after each action. Handing each fsync to a worker with
-``trio.to_thread.run_sync`` cost a thread hand-off, a capacity limiter and a wake-up per append:
-with 300 rooms that was a fifth of the event loop's time (``bench/load.py``, README). Here the
-fsyncs requested while earlier ones are in flight are queued and done as one batch by one worker
-(Trio's thread cache, ``trio.lowlevel.start_thread_soon``), which wakes all its waiters with one
+Why: every room appends to its own log and fsyncs it after each action. Writing on the event loop
+and handing each fsync to a worker with ``trio.to_thread.run_sync`` cost a syscall, a thread
+hand-off, a capacity limiter and a wake-up per append: with 300 rooms that was a fifth of the event
+loop's time (``bench/load.py``, README). Here the appends requested while earlier ones are in
+flight are queued and done as one batch (write, then fsync, file by file) by one worker from
+Trio's thread cache (``trio.lowlevel.start_thread_soon``), which wakes all its waiters with one
 call back into Trio. Up to ``MAX_FLUSHERS`` batches run at once, so a slow disk can still overlap
 fsyncs of different files.
 
-An fsync that fails reports its ``OSError`` to the one append that asked for it (see
-``LogWriter``: a failed fsync breaks that log for good; it is never retried).
+Each append's failure is reported to that append alone, as :class:`AppendFailed` naming the step
+(see ``LogWriter``: a failed write or fsync breaks that log for good; it is never retried).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Literal
 
 import outcome
 import trio
@@ -24,24 +26,56 @@ from trio.lowlevel import Abort, RunVar, Task
 #: Worker batches in flight at once.
 MAX_FLUSHERS = 2
 
-_Job = tuple[int, Task]
+_Job = tuple[int, bytes, Task]
+
+
+class AppendFailed(Exception):
+    """``step`` ("write" or "fsync") failed with the ``OSError`` in ``__cause__``."""
+
+    def __init__(self, step: Literal["write", "fsync"], error: OSError) -> None:
+        super().__init__(f"{step} failed: {error}")
+        self.step = step
+        self.error = error
+
+
+def write_all(fd: int, buf: bytes) -> None:
+    """``os.write`` until every byte is written (a short write is legal for a regular file)."""
+    view = memoryview(buf)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def durable_append(fd: int, data: bytes) -> None:
+    """Write ``data`` to ``fd`` and fsync it (blocking; what the worker does per job)."""
+    try:
+        write_all(fd, data)
+    except OSError as exc:
+        raise AppendFailed("write", exc) from exc
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        raise AppendFailed("fsync", exc) from exc
 
 
 class GroupSync:
-    """The fsync service of one Trio run (get it with :func:`group_sync`)."""
+    """The durable-append service of one Trio run (get it with :func:`group_sync`)."""
 
     def __init__(self, token: trio.lowlevel.TrioToken) -> None:
         self._token = token
         self._pending: list[_Job] = []
         self._flushers = 0
 
-    async def fsync(self, fd: int) -> None:
-        """``os.fsync(fd)`` in a worker thread; raises its ``OSError``. Not cancellable: once a
-        write is issued its fate must be known."""
-        self._pending.append((fd, trio.lowlevel.current_task()))
+    async def append(self, fd: int, data: bytes) -> None:
+        """``durable_append(fd, data)`` in a worker thread; raises its ``AppendFailed``.
+
+        Not cancellable: once a write is issued its fate must be known. The caller keeps one
+        append per fd in flight (``LogWriter`` holds a lock), so a file's appends stay in order.
+        """
+        self._pending.append((fd, data, trio.lowlevel.current_task()))
         if self._flushers < MAX_FLUSHERS:
             self._start()
-        # Rescheduled by ``_done`` with the outcome of this fd's fsync (its error is raised here).
+        # Rescheduled by ``_done`` with this job's outcome (its error is raised here).
         await trio.lowlevel.wait_task_rescheduled(_not_abortable)
 
     def _start(self) -> None:
@@ -52,20 +86,20 @@ class GroupSync:
         )
 
     def _done(self, jobs: list[_Job], res: outcome.Outcome) -> None:
-        """Back in Trio: wake every task of the batch with its own fsync's outcome."""
+        """Back in Trio: wake every task of the batch with its own job's outcome."""
         self._flushers -= 1
         results: list[outcome.Outcome] = res.unwrap()  # the flush function itself never raises
-        for (_fd, task), result in zip(jobs, results, strict=True):
+        for (_fd, _data, task), result in zip(jobs, results, strict=True):
             trio.lowlevel.reschedule(task, result)
         if self._pending and self._flushers < MAX_FLUSHERS:
             self._start()
 
 
 def _flush_fn(jobs: list[_Job]) -> Callable[[], list[outcome.Outcome]]:
-    fds = [fd for fd, _task in jobs]
+    work = [(fd, data) for fd, data, _task in jobs]
 
     def flush() -> list[outcome.Outcome]:
-        return [outcome.capture(os.fsync, fd) for fd in fds]
+        return [outcome.capture(durable_append, fd, data) for fd, data in work]
 
     return flush
 
@@ -78,7 +112,7 @@ _SERVICE: RunVar[GroupSync] = RunVar("conjure_group_sync")
 
 
 def group_sync() -> GroupSync:
-    """This Trio run's fsync service (made on first use)."""
+    """This Trio run's durable-append service (made on first use)."""
     try:
         return _SERVICE.get()
     except LookupError:

@@ -14,8 +14,7 @@ batch that a crash cut short is treated as part of the torn tail and recovered a
 
 The file functions here (``read_log``, ``recover_torn_tail``, ``open_for_append``) block; call them
 from Trio through ``trio.to_thread.run_sync`` (``open_writer`` does so). ``LogWriter.append`` writes
-inline (a small ``os.write``) and fsyncs in a worker thread, batched with other logs' fsyncs
-(``server.groupsync``).
+and fsyncs in a worker thread, batched with other logs' appends (``server.groupsync``).
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from typing import Annotated, Any
 import msgspec
 import trio
 
-from server.groupsync import group_sync
+from server.groupsync import AppendFailed, group_sync, write_all
 
 __all__ = [
     "DOMAIN_TAG",
@@ -170,13 +169,6 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _write_all(fd: int, buf: bytes) -> None:
-    view = memoryview(buf)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
 def _lock(fd: int, path: Path) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -247,16 +239,11 @@ class LogWriter:
             self._busy = True
             try:
                 try:
-                    _write_all(self._fd, buf)
-                except OSError as exc:
-                    self._break(exc)
-                    raise LogFailure(f"{self._path}: write failed: {exc}") from exc
-                try:
                     # Not cancellable: once bytes are written, their fate must be known.
-                    await group_sync().fsync(self._fd)
-                except OSError as exc:
-                    self._break(exc)
-                    raise LogFailure(f"{self._path}: fsync failed: {exc}") from exc
+                    await group_sync().append(self._fd, buf)
+                except AppendFailed as exc:
+                    self._break(exc.error)
+                    raise LogFailure(f"{self._path}: {exc}") from exc.error
             finally:
                 self._busy = False
                 if self._closed:
@@ -544,7 +531,7 @@ def recover_torn_tail(path: str | os.PathLike[str], result: LogReadResult) -> Pa
             raise LogError(f"{path}: changed since it was read; read it again")
         torn_path, tfd = _create_torn_file(path)
         try:
-            _write_all(tfd, result.tail)
+            write_all(tfd, result.tail)
             os.fsync(tfd)
         finally:
             os.close(tfd)
