@@ -222,6 +222,7 @@ class GameServer:
                 raw = await conn.ws.get_message()
             except ConnectionClosed:
                 return
+            conn.heard_at = trio.current_time()
             if not bucket.take():
                 conn.close(
                     f"too many messages: at most {self.config.rate:g} a second", CLOSE_POLICY
