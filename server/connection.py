@@ -1,7 +1,7 @@
 """One client connection: its bounded outbound queue, writer, heartbeat and rate limit.
 
 The room never awaits a client: it hands encoded messages to :meth:`Connection.send`, which only
-queues them (``send_nowait``). Each connection's own writer task drains its queue; a client that
+queues them. Each connection's own writer task drains its queue; a client that
 stops reading fills it and is dropped, so it can never slow the room or anyone else.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -66,7 +67,11 @@ class Connection:
         self.ws = ws
         self.id = next(_ids)
         self.remote = remote
-        self._send, self._recv = trio.open_memory_channel[str | _Close](queue_size)
+        # A deque and a parking lot rather than a memory channel: the writer drains several
+        # queued frames without a scheduler round trip per frame (see ``write_loop``).
+        self._queue: deque[str | _Close] = deque()
+        self._queue_size = queue_size
+        self._writer = trio.lowlevel.ParkingLot()
         self.scope = trio.CancelScope()
         self.greeted = False
         #: When the last frame from the client arrived (Trio clock): a talking client needs no ping.
@@ -91,21 +96,22 @@ class Connection:
         """Queue a frame without waiting; a full queue drops the connection."""
         if self.closing is not None:
             return
-        try:
-            self._send.send_nowait(text)
-        except trio.WouldBlock:
+        if len(self._queue) >= self._queue_size:
             self.abort(CLOSE_POLICY, "too slow: your updates were not being read")
+            return
+        self._queue.append(text)
+        self._writer.unpark()
 
     def close(self, reason: str, code: int = CLOSE_NORMAL, grace: float = 5.0) -> None:
         """Say ``Bye(reason)``, then close; gives up after ``grace`` seconds."""
         if self.closing is not None:
             return
-        try:
-            self._send.send_nowait(encode(Bye(reason=reason)))
-            self._send.send_nowait(_Close(code, reason))
-        except trio.WouldBlock:
+        if len(self._queue) + 2 > self._queue_size:
             self.abort(code, reason)
             return
+        self._queue.append(encode(Bye(reason=reason)))
+        self._queue.append(_Close(code, reason))
+        self._writer.unpark()
         self.closing = _Close(code, reason)
         self.scope.deadline = min(self.scope.deadline, trio.current_time() + grace)
 
@@ -117,7 +123,12 @@ class Connection:
 
     async def write_loop(self) -> None:
         """Drain the queue onto the socket; a ``_Close`` ends the connection."""
-        async for item in self._recv:
+        queue = self._queue
+        while True:
+            if not queue:
+                await self._writer.park()
+                continue
+            item = queue.popleft()
             if isinstance(item, _Close):
                 await self.ws.aclose(item.code, _short(item.reason))
                 self.scope.cancel()
