@@ -1,6 +1,6 @@
 """One room, one Trio task: joins, leaves, commands and clock ticks are handled one at a time.
 
-Everything that changes a room arrives through its inbox (an unbounded memory channel: each
+Everything that changes a room arrives through its inbox (an unbounded queue: each
 connection has at most one request in flight, so it stays small). For an accepted game command the
 order is fixed: ``decide`` -> append the events to the log and fsync -> fold them into the state ->
 send every viewer one ``Update``. Nobody hears of an action before it is durable, and the room never
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import traceback
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -138,7 +139,11 @@ class Room:
         self.closed = False
         self._idle = False
         self._view_cache = ViewCache()
-        self.inbox, self._inbox_recv = trio.open_memory_channel[Request | Detached | Stop](math.inf)
+        # A deque and a parking lot rather than a memory channel: queued requests are handled
+        # back to back, without a scheduler round trip each (the room awaits only its log).
+        self._inbox: deque[Request | Detached | Stop] = deque()
+        self._inbox_open = True
+        self._wakeup = trio.lowlevel.ParkingLot()
 
     def __repr__(self) -> str:
         return f"<Room {self.code} {'lobby' if self.game is None else self.game.phase}>"
@@ -165,15 +170,12 @@ class Room:
 
     def _shut(self) -> None:
         self.closed = True
-        while True:
-            try:
-                item = self._inbox_recv.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
-                break
+        self._inbox_open = False
+        while self._inbox:
+            item = self._inbox.popleft()
             if isinstance(item, Request):
                 item.conn.send(m.Error(code="room_closed", message="This room has closed."))
                 item.done.set()
-        self._inbox_recv.close()
         self._close_all("this room has closed", CLOSE_GOING_AWAY)
         if self.writer is not None:
             self.writer.close()
@@ -182,23 +184,29 @@ class Room:
     async def _loop(self) -> None:
         while True:
             wait = self._next_wake() - self.config.clock()
-            item: Request | Detached | Stop | None = None
-            with trio.move_on_after(max(wait, 0.0)):
-                item = await self._inbox_recv.receive()
-            if item is None:
+            if wait > 0 and not self._inbox:
+                with trio.move_on_after(wait):
+                    await self._wakeup.park()
+                continue  # woken by an item, or time for the timer: look again
+            if wait <= 0:  # an overdue deadline goes before queued requests
+                await trio.lowlevel.checkpoint()  # a timer that changed nothing must not spin
                 await self._on_timer()
-            elif isinstance(item, Stop):
-                self._close_all(item.reason, CLOSE_GOING_AWAY)
-                return
-            elif isinstance(item, Detached):
-                self._on_detached(item.conn)
             else:
-                try:
-                    await self._on_request(item.conn, item.msg)
-                except RoomError as e:
-                    item.conn.send(m.Error(code=e.code, message=e.message, ref=msg_tag(item.msg)))
-                finally:
-                    item.done.set()
+                item = self._inbox.popleft()
+                if isinstance(item, Stop):
+                    self._close_all(item.reason, CLOSE_GOING_AWAY)
+                    return
+                if isinstance(item, Detached):
+                    self._on_detached(item.conn)
+                else:
+                    try:
+                        await self._on_request(item.conn, item.msg)
+                    except RoomError as e:
+                        item.conn.send(
+                            m.Error(code=e.code, message=e.message, ref=msg_tag(item.msg))
+                        )
+                    finally:
+                        item.done.set()
             self._note_empty()
             if self._finished():
                 return
@@ -620,7 +628,10 @@ class Room:
 
     def submit(self, item: Request | Detached | Stop) -> None:
         """Queue an item without waiting; raises trio.BrokenResourceError once closed."""
-        self.inbox.send_nowait(item)
+        if not self._inbox_open:
+            raise trio.BrokenResourceError(f"room {self.code} has closed")
+        self._inbox.append(item)
+        self._wakeup.unpark()
 
 
 def to_command(msg: m.ClientMsg, seat: int, now: float) -> cmd.AnyCommand | None:

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from protocol.messages import (
+    CardView,
     PlayerView,
     ProposalView,
     Receipt,
@@ -80,11 +81,17 @@ def build_views(
     return {v: for_viewer(public, v) for v in viewers}
 
 
-def public_view(table: Table, game: Game | None, cache: ViewCache | None = None) -> View:
-    """What a spectator sees; every seat's view is this with ``you`` set (``for_viewer``)."""
+def public_view(
+    table: Table, game: Game | None, cache: ViewCache | None = None, *, lists: bool = True
+) -> View:
+    """What a spectator sees; every seat's view is this with ``you`` set (``for_viewer``).
+
+    ``lists=False`` leaves out the dealt cards and past results, for a caller that has them
+    encoded already (``update_frames``).
+    """
     if game is None:
         return _lobby_view(table)
-    return _game_view(table, game, _checks(game, cache))
+    return _game_view(table, game, _checks(game, cache), lists)
 
 
 def for_viewer(public: View, viewer: int | None) -> View:
@@ -112,14 +119,14 @@ def update_frames(
     verbatim by the encoder), and only the players list, where one board says ``you``, is put
     together per viewer from per-player pieces.
     """
-    public = public_view(table, game, cache)
+    public = public_view(table, game, cache, lists=False)
     players = [encoder.encode(p) for p in public.players]
     shared: dict[str, Any] = {
         "settings": _settings_raw(public.settings, cache),
         "proposals": msgspec.Raw(encoder.encode(public.proposals)),
     }
     if game is not None:
-        shared["cards"] = _cards_raw(public.cards, game, cache)
+        shared["cards"] = _cards_raw(game, cache)
         shared["results"] = _results_raw(table.results, cache)
     frames: dict[int | None, str] = {}
     for v in viewers:
@@ -141,11 +148,11 @@ def _settings_raw(settings: RoomSettings, cache: ViewCache) -> msgspec.Raw:
     return cache.settings_raw
 
 
-def _cards_raw(cards: list, g: Game, cache: ViewCache) -> msgspec.Raw:
+def _cards_raw(g: Game, cache: ViewCache) -> msgspec.Raw:
     key = (g.cards, frozenset(g.used))  # g.cards: an immutable tuple, compared by identity first
     if cache.cards_key != key:
         cache.cards_key = key
-        cache.cards_raw = msgspec.Raw(encoder.encode(cards))
+        cache.cards_raw = msgspec.Raw(encoder.encode(_card_views(g)))
     return cache.cards_raw
 
 
@@ -219,7 +226,11 @@ def _lobby_view(table: Table) -> View:
     )
 
 
-def _game_view(table: Table, g: Game, checks: tuple[dict, dict]) -> View:
+def _card_views(g: Game) -> list[CardView]:
+    return [c for c in (card_view(g, i) for i in range(len(g.cards))) if c is not None]
+
+
+def _game_view(table: Table, g: Game, checks: tuple[dict, dict], lists: bool = True) -> View:
     r = g.round
     published = r.published if r is not None else None
     invalid, flags = checks
@@ -272,7 +283,6 @@ def _game_view(table: Table, g: Game, checks: tuple[dict, dict]) -> View:
                     carried=pr.carried,
                 )
             )
-    cards = [card_view(g, i) for i in range(len(g.cards))]
     return View(
         room=table.code,
         game_id=g.game_id,
@@ -280,7 +290,7 @@ def _game_view(table: Table, g: Game, checks: tuple[dict, dict]) -> View:
         host=g.host,
         settings=table.settings,
         players=players,
-        cards=[c for c in cards if c is not None],
+        cards=_card_views(g) if lists else [],
         round=r.number if r is not None else 0,
         rounds=len(g.players),
         conjurer=r.conjurer if r is not None else None,
@@ -290,7 +300,7 @@ def _game_view(table: Table, g: Game, checks: tuple[dict, dict]) -> View:
         remaining=_remaining(g, table.now),
         paused=g.paused,
         proposals=proposals,
-        results=list(table.results),
+        results=list(table.results) if lists else [],
         winners=list(g.winners),
         spectators=table.spectators,
     )
