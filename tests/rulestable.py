@@ -14,6 +14,8 @@ from server.rules import Game, Rejection, decide, fold
 from server.rules import commands as c
 
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal")
+#: The rulebook example's spell words (Vehicle, 2 stars).
+ROCKET_SPELLS = {"Ann": "freighter", "Bob": "hydrogen", "Cy": "rocket", "Dee": "ocean"}
 DEFAULT_CARDS = (
     ("Vehicle", 2),
     ("Animal", 1),
@@ -186,3 +188,17 @@ class Table:
             words[NAMES[self.conjurer]] = dark_word
         self.summon(words)
         self.done()
+
+
+def rulebook_example(t: Table) -> None:
+    """The rulebook's FREIGHTER / HYDROGEN / ROCKET round on a fresh 4-player table: Ann, Bob
+    and Cy get crystals, Cy's "zeppelin" is challenged as not fitting the category (carried
+    2-0), Dee's "hydrogen bomb" contains a spell word."""
+    t.choose("Vehicle")
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob", "Cy")
+    t.summon({"Ann": "spaceship", "Bob": "Spaceships", "Cy": "zeppelin", "Dee": "hydrogen bomb"})
+    t.run(c.Challenge(now=t.now, seat=0, target=2, rule="category"))
+    t.run(c.Vote(now=t.now, seat=1, proposal=0, yes=True))
+    t.run(c.Vote(now=t.now, seat=3, proposal=0, yes=True))
+    t.done()

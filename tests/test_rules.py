@@ -7,10 +7,15 @@ import pytest
 from protocol.events import Limits
 from server.rules import commands as c
 from server.rules import fold
-from tests.rulestable import DEFAULT_CARDS, NAMES, RulesError, Table, players
-
-ROCKET_SPELLS = {"Ann": "freighter", "Bob": "hydrogen", "Cy": "rocket", "Dee": "ocean"}
-
+from tests.rulestable import (
+    DEFAULT_CARDS,
+    NAMES,
+    ROCKET_SPELLS,
+    RulesError,
+    Table,
+    players,
+    rulebook_example,
+)
 
 # ---------------------------------------------------------------- table
 
@@ -257,14 +262,7 @@ def test_S5_review_ends_when_everyone_is_done():
 def test_rulebook_example_freighter_hydrogen_rocket():
     """The rulebook's example, as the issue's sample sheet: Vehicle, 2 stars."""
     t = Table(4)
-    t.choose("Vehicle")
-    t.spell_by(ROCKET_SPELLS)
-    t.mark("Ann", "Bob", "Cy")
-    t.summon({"Ann": "spaceship", "Bob": "Spaceships", "Cy": "zeppelin", "Dee": "hydrogen bomb"})
-    t.run(c.Challenge(now=t.now, seat=0, target=2, rule="category"))
-    t.run(c.Vote(now=t.now, seat=1, proposal=0, yes=True))
-    t.run(c.Vote(now=t.now, seat=3, proposal=0, yes=True))
-    t.done()
+    rulebook_example(t)
     r = t.last_result()
     assert r.case == "conjured"
     # Ann: 1 matcher x 2 stars + crystal; Bob: 2 + crystal; Cy: crystal - 3; Dee: -3 (C1).

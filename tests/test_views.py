@@ -18,22 +18,14 @@ from server.rules import commands as c
 from server.rules.state import Game
 from server.views import Table as ViewTable
 from server.views import ViewCache, build_view, update_frames
-from tests.rulestable import Table
+from tests.rulestable import Table, rulebook_example
 
-ROCKET_SPELLS = {"Ann": "freighter", "Bob": "hydrogen", "Cy": "rocket", "Dee": "ocean"}
 DECODE = server_decoder
 
 
 def standard_game() -> Table:
     t = Table(4)
-    t.choose("Vehicle")
-    t.spell_by(ROCKET_SPELLS)
-    t.mark("Ann", "Bob", "Cy")
-    t.summon({"Ann": "spaceship", "Bob": "Spaceships", "Cy": "zeppelin", "Dee": "hydrogen bomb"})
-    t.run(c.Challenge(now=t.now, seat=0, target=2, rule="category"))
-    t.run(c.Vote(now=t.now, seat=1, proposal=0, yes=True))
-    t.run(c.Vote(now=t.now, seat=3, proposal=0, yes=True))
-    t.done()
+    rulebook_example(t)  # a challenge carried, an invalid word
     t.choose("Animal")
     t.spell_by({"Ann": "stripes", "Bob": "mane", "Cy": "savanna", "Dee": "roar"})
     t.mark("Cy", "Dee")
