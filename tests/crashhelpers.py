@@ -23,11 +23,12 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import trio
+from gamescripts import RoundScript
 from wsclient import Client, open_client
 
 from protocol import messages as m
@@ -176,18 +177,6 @@ async def server_process(workdir: Path):
 
 
 # ---------------------------------------------------------------------------- scripts and steps
-
-
-@dataclass(frozen=True)
-class RoundScript:
-    spells: dict[int, str]
-    marks: list[int]
-    summons: dict[int, str]
-    case: str
-    points: dict[int, int]
-    invalid: set[int] = field(default_factory=set)
-    #: review actions before everyone says done: ("challenge", seat, target, rule) / ("vote", ...)
-    review: tuple[tuple[Any, ...], ...] = ()
 
 
 Kind = Literal[

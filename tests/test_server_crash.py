@@ -31,95 +31,17 @@ import pytest
 import trio
 from crashhelpers import (
     Kill,
-    RoundScript,
     ScriptedTable,
     ServerProcess,
     build_steps,
     find,
     server_process,
 )
+from gamescripts import SCRIPTS, TOTALS
 
 pytestmark = pytest.mark.slow
 
-# Seats 0-3 are Ann, Bob, Cy, Dee; round r's conjurer is seat r-1; every card is worth 2 stars.
-STANDARD = [
-    # Ann conjures and marks Bob and Cy; Ann, Bob, Cy summon 'volcano': "conjured".
-    # Ann 2 matchers x 2 stars = 4; Bob and Cy 2 (matched) + 1 (crystal) = 3; Dee 0.
-    RoundScript(
-        spells={0: "lava", 1: "mountain", 2: "smoke", 3: "island"},
-        marks=[1, 2],
-        summons={0: "volcano", 1: "volcano", 2: "volcano", 3: "glacier"},
-        case="conjured",
-        points={0: 4, 1: 3, 2: 3, 3: 0},
-    ),
-    # Bob conjures; everyone summons 'piano': "everyone", 1 each but Bob.
-    RoundScript(
-        spells={1: "keys", 2: "music", 3: "bench", 0: "concert"},
-        marks=[0, 3],
-        summons={0: "piano", 1: "piano", 2: "piano", 3: "piano"},
-        case="everyone",
-        points={0: 1, 1: 0, 2: 1, 3: 1},
-    ),
-    # Cy conjures 'lighthouse'; Ann and Bob match each other only: "missed-conjurer", 2 x 2 each.
-    RoundScript(
-        spells={2: "sea", 3: "wind", 0: "storm", 1: "ship"},
-        marks=[0, 1],
-        summons={0: "tornado", 1: "tornado", 2: "lighthouse", 3: "harbor"},
-        case="missed-conjurer",
-        points={0: 4, 1: 4, 2: 0, 3: 0},
-    ),
-    # Dee conjures; all words differ: "failed". Bob's 'paper plane' holds the written 'paper'
-    # (-3); Ann challenges Cy's 'candy' (category), Bob votes yes, Dee no: carried 2-1 (-3).
-    RoundScript(
-        spells={3: "moon", 0: "river", 1: "paper", 2: "sugar"},
-        marks=[0, 2],
-        summons={0: "boat", 1: "paper plane", 2: "candy", 3: "kite"},
-        case="failed",
-        points={0: 0, 1: -3, 2: -3, 3: 0},
-        invalid={1, 2},
-        review=(("challenge", 0, 2, "category"), ("vote", 1, 0, True), ("vote", 3, 0, False)),
-    ),
-]  # totals: Ann 9, Bob 4, Cy 1, Dee 1
-
-DARK = [
-    # Ann secretly writes 'volcano' first; Bob and Cy (marked) match her: 4 / 3 / 3 / 0.
-    RoundScript(
-        spells={1: "lava", 2: "ash", 3: "ice"},
-        marks=[1, 2],
-        summons={0: "volcano", 1: "volcano", 2: "volcano", 3: "glacier"},
-        case="conjured",
-        points={0: 4, 1: 3, 2: 3, 3: 0},
-    ),
-    # Bob writes 'piano' and marks no board; everyone matches: 1 each but Bob.
-    RoundScript(
-        spells={2: "music", 3: "bench", 0: "concert"},
-        marks=[],
-        summons={0: "piano", 1: "piano", 2: "piano", 3: "piano"},
-        case="everyone",
-        points={0: 1, 1: 0, 2: 1, 3: 1},
-    ),
-    # Cy writes 'lighthouse'; Ann and Bob match each other only: 4 each.
-    RoundScript(
-        spells={3: "wind", 0: "storm", 1: "ship"},
-        marks=[3],
-        summons={0: "tornado", 1: "tornado", 2: "lighthouse", 3: "harbor"},
-        case="missed-conjurer",
-        points={0: 4, 1: 4, 2: 0, 3: 0},
-    ),
-    # Dee's 'river boat' stands (the conjurer is exempt from the written-word rule in Dark
-    # Magic); Bob's 'paper plane' does not (-3). No matches: "failed".
-    RoundScript(
-        spells={0: "river", 1: "paper", 2: "sugar"},
-        marks=[0],
-        summons={0: "canoe", 1: "paper plane", 2: "candy", 3: "river boat"},
-        case="failed",
-        points={0: 0, 1: -3, 2: 0, 3: 0},
-        invalid={1},
-    ),
-]  # totals: Ann 9, Bob 4, Cy 4, Dee 1
-
-SCRIPTS = {"standard": STANDARD, "dark-magic": DARK}
-TOTALS = {"standard": {0: 9, 1: 4, 2: 1, 3: 1}, "dark-magic": {0: 9, 1: 4, 2: 4, 3: 1}}
+# The games of tests/gamescripts.py (seats 0-3 are Ann, Bob, Cy, Dee; every card 2 stars).
 
 
 def _k(variant: str, round: int, kind: str, nth: int = 1, mode: str = "ack") -> Kill:

@@ -7,19 +7,23 @@ matches are obvious; the expected points are worked out beside each round.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 
+from gamescripts import DARK, DARK_TOTALS, NAMES, STANDARD, STANDARD_TOTALS, STARS, RoundScript
 from wsclient import Client, open_table, play_round, start_game
 
 from protocol import messages as m
 from protocol.deck import Card
-from protocol.events import GameStarted, event_from_record
+from protocol.events import (
+    GameStarted,
+    ProposalMade,
+    ProposalSettled,
+    VoteCast,
+    event_from_record,
+)
 from protocol.messages import RoomSettings
 from server.logstore import read_log
 from server.rules import fold
-
-NAMES = ["Ann", "Bob", "Cy", "Dee"]
-STARS = 2
 
 
 def deck(variant: str = "standard") -> RoomSettings:
@@ -30,107 +34,27 @@ def deck(variant: str = "standard") -> RoomSettings:
     )
 
 
-@dataclass
-class RoundScript:
-    spells: dict[int, str]
-    marks: list[int]
-    summons: dict[int, str]
-    case: str
-    points: dict[int, int]
-    review: object = None
-    invalid: set[int] = field(default_factory=set)
+def run_review(actions: tuple) -> Callable[[dict[int, Client]], Awaitable[None]] | None:
+    """The script's review actions as protocol messages, each sent once the last one shows."""
+    if not actions:
+        return None
 
+    async def review(seats: dict[int, Client]) -> None:
+        made = 0
+        for action in actions:
+            match action:
+                case ("challenge", seat, target, rule):
+                    await seats[seat].send(m.ChallengeWord(seat=target, rule=rule))
+                    made += 1
+                    await seats[seat].wait_view(lambda v, n=made: len(v.proposals) == n)
+                case ("vote", seat, proposal, yes):
+                    await seats[seat].wait_view(lambda v, p=proposal: len(v.proposals) > p)
+                    await seats[seat].send(m.CastVote(proposal=proposal, yes=yes))
+                    await seats[seat].wait_view(
+                        lambda v, p=proposal, s=seat: s in v.proposals[p].votes
+                    )
 
-async def challenge_candy(seats: dict[int, Client]) -> None:
-    """Ann challenges Cy's 'candy' under the category rule; Bob agrees, Dee does not: 2-1."""
-    await seats[0].send(m.ChallengeWord(seat=2, rule="category"))
-    await seats[1].wait_view(lambda v: len(v.proposals) == 1)
-    await seats[1].send(m.CastVote(proposal=0, yes=True))
-    await seats[3].wait_view(lambda v: len(v.proposals) == 1 and 1 in v.proposals[0].votes)
-    await seats[3].send(m.CastVote(proposal=0, yes=False, reason="candy can be a category"))
-    view = await seats[0].wait_view(lambda v: v.proposals[0].carried is not None)
-    assert view.proposals[0].carried is True
-    assert view.proposals[0].voters == [0, 1, 3]  # Cy wrote the word: Cy does not vote
-
-
-STANDARD = [
-    # Round 1, Ann conjures and marks Bob and Cy. Ann, Bob and Cy summon 'volcano': "conjured".
-    # Ann 2 matchers x 2 stars = 4; Bob and Cy 2 (matched) + 1 (crystal) = 3; Dee 0.
-    RoundScript(
-        spells={0: "lava", 1: "mountain", 2: "smoke", 3: "island"},
-        marks=[1, 2],
-        summons={0: "volcano", 1: "volcano", 2: "volcano", 3: "glacier"},
-        case="conjured",
-        points={0: 4, 1: 3, 2: 3, 3: 0},
-    ),
-    # Round 2, Bob conjures. Everyone summons 'piano': "everyone", 1 point each but Bob.
-    RoundScript(
-        spells={1: "keys", 2: "music", 3: "bench", 0: "concert"},
-        marks=[0, 3],
-        summons={0: "piano", 1: "piano", 2: "piano", 3: "piano"},
-        case="everyone",
-        points={0: 1, 1: 0, 2: 1, 3: 1},
-    ),
-    # Round 3, Cy conjures 'lighthouse'; Ann and Bob match each other ('tornado') but not Cy:
-    # "missed-conjurer", 2 points per star each = 4.
-    RoundScript(
-        spells={2: "sea", 3: "wind", 0: "storm", 1: "ship"},
-        marks=[0, 1],
-        summons={0: "tornado", 1: "tornado", 2: "lighthouse", 3: "harbor"},
-        case="missed-conjurer",
-        points={0: 4, 1: 4, 2: 0, 3: 0},
-    ),
-    # Round 4, Dee conjures; all words differ: "failed". Bob's 'paper plane' contains the written
-    # word 'paper' (-3); the table rules Cy's 'candy' off-category 2-1 (-3).
-    RoundScript(
-        spells={3: "moon", 0: "river", 1: "paper", 2: "sugar"},
-        marks=[0, 2],
-        summons={0: "boat", 1: "paper plane", 2: "candy", 3: "kite"},
-        case="failed",
-        points={0: 0, 1: -3, 2: -3, 3: 0},
-        review=challenge_candy,
-        invalid={1, 2},
-    ),
-]
-STANDARD_TOTALS = {0: 9, 1: 4, 2: 1, 3: 1}
-
-DARK = [
-    # Round 1, Ann secretly writes 'volcano' first; Bob and Cy (marked) match her: as standard r1.
-    RoundScript(
-        spells={1: "lava", 2: "ash", 3: "ice"},
-        marks=[1, 2],
-        summons={0: "volcano", 1: "volcano", 2: "volcano", 3: "glacier"},
-        case="conjured",
-        points={0: 4, 1: 3, 2: 3, 3: 0},
-    ),
-    # Round 2, Bob writes 'piano' and marks no board (allowed in Dark Magic); everyone matches.
-    RoundScript(
-        spells={2: "music", 3: "bench", 0: "concert"},
-        marks=[],
-        summons={0: "piano", 1: "piano", 2: "piano", 3: "piano"},
-        case="everyone",
-        points={0: 1, 1: 0, 2: 1, 3: 1},
-    ),
-    # Round 3, Cy writes 'lighthouse'; Ann and Bob match each other only.
-    RoundScript(
-        spells={3: "wind", 0: "storm", 1: "ship"},
-        marks=[3],
-        summons={0: "tornado", 1: "tornado", 2: "lighthouse", 3: "harbor"},
-        case="missed-conjurer",
-        points={0: 4, 1: 4, 2: 0, 3: 0},
-    ),
-    # Round 4, Dee writes 'river boat': the conjurer is exempt from the written-word rule in Dark
-    # Magic, so it stands although Ann wrote 'river'. Bob's 'paper plane' does not (-3).
-    RoundScript(
-        spells={0: "river", 1: "paper", 2: "sugar"},
-        marks=[0],
-        summons={0: "canoe", 1: "paper plane", 2: "candy", 3: "river boat"},
-        case="failed",
-        points={0: 0, 1: -3, 2: 0, 3: 0},
-        invalid={1},
-    ),
-]
-DARK_TOTALS = {0: 9, 1: 4, 2: 4, 3: 1}
+    return review
 
 
 async def play_game(url: str, variant: str, script: list[RoundScript], tables: list) -> list:
@@ -145,7 +69,7 @@ async def play_game(url: str, variant: str, script: list[RoundScript], tables: l
                 rs.summons,
                 rs.spells,
                 rs.marks,
-                review=rs.review,  # type: ignore[arg-type]
+                review=run_review(rs.review),
             )
             results.append(result)
         for c in table:
@@ -198,6 +122,18 @@ async def test_standard_game(server):
         assert v.winners == [0]
         assert v.you == c.seat
     check_log(server, table, STANDARD_TOTALS)
+    # Round 4's review: Ann challenged Cy's 'candy' (her challenge is her yes); Bob agreed, Dee
+    # did not, and Cy, who wrote it, had no vote: carried 2-1.
+    log = read_log(server.replays / f"{table[0].view.game_id}.jsonl")
+    events = [event_from_record(r.type, r.data) for r in log.records]
+    made = [e for e in events if isinstance(e, ProposalMade)]
+    votes = [(e.seat, e.yes) for e in events if isinstance(e, VoteCast)]
+    settled = [e for e in events if isinstance(e, ProposalSettled)]
+    assert [(e.round, e.by, e.kind, e.seats, e.rule) for e in made] == [
+        (4, 0, "challenge", (2,), "category")
+    ]
+    assert votes == [(0, True), (1, True), (3, False)]
+    assert [(e.carried, e.yes, e.no) for e in settled] == [(True, 2, 1)]
     # The review's ruling is explained in Cy's points.
     why = [p.why for p in results[3].reasons[2]]
     assert any("ruled" in w for w in why), why
