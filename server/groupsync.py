@@ -15,6 +15,7 @@ Each append's failure is reported to that append alone, as :class:`AppendFailed`
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from typing import Literal
@@ -30,9 +31,10 @@ _Job = tuple[int, bytes, Task]
 
 
 class AppendFailed(Exception):
-    """``step`` ("write" or "fsync") failed with the ``OSError`` in ``__cause__``."""
+    """``step`` failed with the ``OSError`` in ``error``: "write" or "fsync", or "worker" when no
+    worker could run the append at all (nothing was written then)."""
 
-    def __init__(self, step: Literal["write", "fsync"], error: OSError) -> None:
+    def __init__(self, step: Literal["write", "fsync", "worker"], error: OSError) -> None:
         super().__init__(f"{step} failed: {error}")
         self.step = step
         self.error = error
@@ -81,18 +83,31 @@ class GroupSync:
     def _start(self) -> None:
         jobs, self._pending = self._pending, []
         self._flushers += 1
-        trio.lowlevel.start_thread_soon(
-            _flush_fn(jobs), lambda res: self._token.run_sync_soon(self._done, jobs, res)
-        )
+        try:
+            trio.lowlevel.start_thread_soon(
+                _flush_fn(jobs), lambda res: self._token.run_sync_soon(self._done, jobs, res)
+            )
+        except Exception as exc:  # e.g. RuntimeError("can't start new thread")
+            # Fail this batch's appends, once their tasks are waiting (the caller of ``append``
+            # is not yet): a lost batch would leave rooms waiting for ever.
+            self._token.run_sync_soon(self._done, jobs, outcome.Error(exc))
 
     def _done(self, jobs: list[_Job], res: outcome.Outcome) -> None:
         """Back in Trio: wake every task of the batch with its own job's outcome."""
         self._flushers -= 1
-        results: list[outcome.Outcome] = res.unwrap()  # the flush function itself never raises
+        try:
+            results: list[outcome.Outcome] = res.unwrap()
+        except Exception as exc:  # the worker never ran, or the flush itself failed
+            results = [_worker_failed(exc) for _job in jobs]
         for (_fd, _data, task), result in zip(jobs, results, strict=True):
             trio.lowlevel.reschedule(task, result)
         if self._pending and self._flushers < MAX_FLUSHERS:
             self._start()
+
+
+def _worker_failed(exc: Exception) -> outcome.Outcome:
+    error = OSError(errno.EAGAIN, f"no worker could run the append: {exc!r}")
+    return outcome.Error(AppendFailed("worker", error))
 
 
 def _flush_fn(jobs: list[_Job]) -> Callable[[], list[outcome.Outcome]]:

@@ -97,3 +97,35 @@ async def test_an_append_cannot_be_cancelled_once_issued(tmp_path: Path) -> None
         await group_sync().append(fd, b"kept\n")
     os.close(fd)
     assert (tmp_path / "log0.jsonl").read_bytes() == b"kept\n"
+
+
+async def test_no_worker_thread_fails_the_appends_and_the_service_recovers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of threads: the batch's appends fail with a clear error, none waits for ever, and the
+    next append works once threads can start again."""
+    fds = open_logs(tmp_path, 5)
+    real_start = trio.lowlevel.start_thread_soon
+
+    def no_threads(fn, deliver, name=None):  # type: ignore[no-untyped-def]
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(trio.lowlevel, "start_thread_soon", no_threads)
+    failed: list[str] = []
+
+    async def append(fd: int) -> None:
+        with pytest.raises(AppendFailed) as info:
+            await group_sync().append(fd, b"x\n")
+        failed.append(info.value.step)
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            for fd in fds:
+                nursery.start_soon(append, fd)
+    assert failed == ["worker"] * 5
+    monkeypatch.setattr(trio.lowlevel, "start_thread_soon", real_start)
+    with trio.fail_after(5):
+        await group_sync().append(fds[0], b"kept\n")
+    for fd in fds:
+        os.close(fd)
+    assert (tmp_path / "log0.jsonl").read_bytes() == b"kept\n"
