@@ -429,7 +429,7 @@ def fmt_row(r: dict) -> str:
     gcpu = max((g["cpu"] for g in r["gen"]), default=0.0)
     glag = max((g["lag_p99"] for g in r["gen"]), default=0.0)
     rate = r["steady"] if r["mode"] == "flat" else r["overall"]
-    cl = 100.0 * r["c_n"] / max(1, r["actions"])
+    cl = _clean_share(r)
     return (
         f"{r['mode']:<6} {r['rooms']:>5} {r['kind']:<9} {r['actions']:>7} {r['p50']:>8.1f}"
         f" {r['p99']:>8.1f} {r['max']:>8.1f} {r['c_p99']:>8.1f} {cl:>4.0f}"
@@ -450,12 +450,16 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}x" if b and b == b and a == a else "n/a"
 
 
+def _clean_share(r: dict) -> float:
+    """% of a run's actions sent while the machine had no other work."""
+    return 100.0 * r["c_n"] / max(1, r["actions"])
+
+
 def _clean_note(c: dict, b: dict) -> str:
     """The figures of the actions sent while the machine had no other work, if that differs."""
     if c["c_n"] == c["actions"] and b["c_n"] == b["actions"]:
         return ""
-    pc = 100.0 * c["c_n"] / max(1, c["actions"])
-    pb = 100.0 * b["c_n"] / max(1, b["actions"])
+    pc, pb = _clean_share(c), _clean_share(b)
     return (
         f" [other work shared the machine during part of the runs; actions sent while it was"
         f" idle ({pc:.0f}% / {pb:.0f}%): Conjure p50 {c['c_p50']:.1f} ms, p99 {c['c_p99']:.1f} ms,"

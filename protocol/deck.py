@@ -20,9 +20,12 @@ import msgspec
 
 MAX_CARD_TEXT = 60
 
-#: Text that ends up on other people's terminals: no control characters (C0, DEL, C1, which
-#: could drive a terminal), no bidirectional or zero-width formatting (which could disguise text).
-SHOWN_TEXT = r"^[^\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]*$"
+#: Regex class body of characters that must not reach a terminal beyond the C0 controls: DEL and
+#: C1 (which could drive a terminal) and bidirectional or zero-width formatting (which could
+#: disguise text).
+UNSHOWN_BEYOND_C0 = r"\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+#: Text that ends up on other people's terminals: no control or formatting characters at all.
+SHOWN_TEXT = rf"^[^\x00-\x1f{UNSHOWN_BEYOND_C0}]*$"
 
 CardText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_CARD_TEXT, pattern=SHOWN_TEXT)]
 Stars = Annotated[int, msgspec.Meta(ge=1, le=3)]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol import events as ev
+from protocol.deck import UNSHOWN_BEYOND_C0
 from protocol.events import RULE_TEXT
 from server.audit_verify import (
     Audit,
@@ -628,7 +629,8 @@ def run(args: argparse.Namespace) -> int:
     return 0 if a.verified else 1
 
 
-_UNSHOWN = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+#: What ``SHOWN_TEXT`` keeps out of messages, but keeping the newlines of a report.
+_UNSHOWN = re.compile(rf"[\x00-\x09\x0b-\x1f{UNSHOWN_BEYOND_C0}]")
 
 
 def shown(text: str) -> str:

@@ -142,7 +142,6 @@ class Room:
         # A deque and a parking lot rather than a memory channel: queued requests are handled
         # back to back, without a scheduler round trip each (the room awaits only its log).
         self._inbox: deque[Request | Detached | Stop] = deque()
-        self._inbox_open = True
         self._wakeup = trio.lowlevel.ParkingLot()
 
     def __repr__(self) -> str:
@@ -169,8 +168,7 @@ class Room:
             self._shut()
 
     def _shut(self) -> None:
-        self.closed = True
-        self._inbox_open = False
+        self.closed = True  # from here on ``submit`` refuses
         while self._inbox:
             item = self._inbox.popleft()
             if isinstance(item, Request):
@@ -628,7 +626,7 @@ class Room:
 
     def submit(self, item: Request | Detached | Stop) -> None:
         """Queue an item without waiting; raises trio.BrokenResourceError once closed."""
-        if not self._inbox_open:
+        if self.closed:
             raise trio.BrokenResourceError(f"room {self.code} has closed")
         self._inbox.append(item)
         self._wakeup.unpark()

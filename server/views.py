@@ -13,7 +13,7 @@ encoding a full ~5 KB view for each of six viewers was a third of the server's t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,31 +54,24 @@ class Table:
 class ViewCache:
     """A room's memo of view parts that change far less often than once per action.
 
-    Each entry keeps the object it was made from (compared with ``is``) or a key made of
-    immutable values, so a stale entry can never be served.
+    Each part is kept with the key it was made from: immutable values, or the id of an object
+    that stays alive (a room never drops a past result), so a stale part can never be served.
     """
 
-    checks_key: tuple | None = None
-    checks: tuple[dict, dict] = ({}, {})
-    settings: RoomSettings | None = None
-    settings_raw: msgspec.Raw = field(default_factory=lambda: msgspec.Raw(b"{}"))
-    results_key: tuple[int, int] | None = None
-    results_raw: msgspec.Raw = field(default_factory=lambda: msgspec.Raw(b"[]"))
-    cards_key: tuple | None = None
-    cards_raw: msgspec.Raw = field(default_factory=lambda: msgspec.Raw(b"[]"))
+    _parts: dict[str, tuple[object, Any]] = field(default_factory=dict)
+
+    def get(self, part: str, key: object, make: Callable[[], Any]) -> Any:
+        """``part`` as ``make()`` gives it for ``key``, made again only when the key changes."""
+        hit = self._parts.get(part)
+        if hit is None or hit[0] != key:
+            hit = (key, make())
+            self._parts[part] = hit
+        return hit[1]
 
 
 def build_view(table: Table, game: Game | None, viewer: int | None) -> View:
     """The view of seat ``viewer`` (None: a spectator, who gets the public view)."""
-    return build_views(table, game, (viewer,))[viewer]
-
-
-def build_views(
-    table: Table, game: Game | None, viewers: Iterable[int | None], cache: ViewCache | None = None
-) -> dict[int | None, View]:
-    """``build_view`` for several viewers at once, from one public view."""
-    public = public_view(table, game, cache)
-    return {v: for_viewer(public, v) for v in viewers}
+    return for_viewer(public_view(table, game), viewer)
 
 
 def public_view(
@@ -121,13 +114,18 @@ def update_frames(
     """
     public = public_view(table, game, cache, lists=False)
     players = [encoder.encode(p) for p in public.players]
+    settings = public.settings
     shared: dict[str, Any] = {
-        "settings": _settings_raw(public.settings, cache),
-        "proposals": msgspec.Raw(encoder.encode(public.proposals)),
+        "settings": cache.get("settings", settings, lambda: _raw(settings)),
+        "proposals": _raw(public.proposals),
     }
     if game is not None:
-        shared["cards"] = _cards_raw(game, cache)
-        shared["results"] = _results_raw(table.results, cache)
+        g, results = game, table.results
+        used = (g.cards, frozenset(g.used))  # g.cards: an immutable tuple
+        shared["cards"] = cache.get("cards", used, lambda: _raw(_card_views(g)))
+        # Results are only appended, never changed: their count and the last one say all.
+        grown = (len(results), id(results[-1]) if results else 0)
+        shared["results"] = cache.get("results", grown, lambda: _raw(list(results)))
     frames: dict[int | None, str] = {}
     for v in viewers:
         parts = list(players)
@@ -141,28 +139,8 @@ def update_frames(
     return frames
 
 
-def _settings_raw(settings: RoomSettings, cache: ViewCache) -> msgspec.Raw:
-    if cache.settings is not settings:
-        cache.settings = settings
-        cache.settings_raw = msgspec.Raw(encoder.encode(settings))
-    return cache.settings_raw
-
-
-def _cards_raw(g: Game, cache: ViewCache) -> msgspec.Raw:
-    key = (g.cards, frozenset(g.used))  # g.cards: an immutable tuple, compared by identity first
-    if cache.cards_key != key:
-        cache.cards_key = key
-        cache.cards_raw = msgspec.Raw(encoder.encode(_card_views(g)))
-    return cache.cards_raw
-
-
-def _results_raw(results: Sequence[ResultView], cache: ViewCache) -> msgspec.Raw:
-    # Results are only appended, never changed: their count and the last one's identity say all.
-    key = (len(results), id(results[-1]) if results else 0)
-    if cache.results_key != key:
-        cache.results_key = key
-        cache.results_raw = msgspec.Raw(encoder.encode(list(results)))
-    return cache.results_raw
+def _raw(obj: object) -> msgspec.Raw:
+    return msgspec.Raw(encoder.encode(obj))
 
 
 def _remaining(g: Game, now: float | None) -> float | None:
@@ -195,10 +173,7 @@ def _checks(g: Game, cache: ViewCache | None) -> tuple[dict, dict]:
         frozenset(g.kicked),
         tuple((p.id, p.kind, p.seats, p.rule, p.carried) for p in r.proposals),
     )
-    if cache.checks_key != key:
-        cache.checks = current_checks(g)
-        cache.checks_key = key
-    return cache.checks
+    return cache.get("checks", key, lambda: current_checks(g))
 
 
 def _lobby_view(table: Table) -> View:
