@@ -1,8 +1,9 @@
 """One client connection: its bounded outbound queue, writer, heartbeat and rate limit.
 
-The room never awaits a client: it hands encoded messages to :meth:`Connection.send`, which only
-queues them. Each connection's own writer task drains its queue; a client that
-stops reading fills it and is dropped, so it can never slow the room or anyone else.
+The room never awaits a client: it hands encoded messages to :meth:`Connection.send`, which
+writes them to the socket at once when the socket has room (:mod:`server.directsend`) and
+otherwise queues them. Each connection's own writer task drains its queue; a client that stops
+reading fills it and is dropped, so it can never slow the room or anyone else.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection
 
 from protocol.messages import Bye, ServerMsg, encoder
+from server import directsend
 
 if TYPE_CHECKING:
     from server.room import Room
@@ -77,6 +79,8 @@ class Connection:
         #: When the last frame from the client arrived (Trio clock): a talking client needs no ping.
         self.heard_at = trio.current_time()
         self.closing: _Close | None = None
+        #: Writes frames without the writer task while nothing is queued (None: TLS).
+        self.direct = directsend.attach(ws)
         # Set only by the room task that holds this connection:
         self.room: Room | None = None
         self.player_id: str | None = None
@@ -93,8 +97,15 @@ class Connection:
         self.send_text(encode(msg))
 
     def send_text(self, text: str) -> None:
-        """Queue a frame without waiting; a full queue drops the connection."""
+        """Send or queue a frame without waiting; a full queue drops the connection."""
         if self.closing is not None:
+            return
+        direct = self.direct
+        # Queued frames go first; a frame the writer has popped holds the send lock until it is
+        # written, and ``direct.write`` declines while that lock is held.
+        if direct is not None and not self._queue and direct.write(text):
+            if direct.owed:
+                self._writer.unpark()
             return
         if len(self._queue) >= self._queue_size:
             self.abort(CLOSE_POLICY, "too slow: your updates were not being read")
@@ -124,7 +135,11 @@ class Connection:
     async def write_loop(self) -> None:
         """Drain the queue onto the socket; a ``_Close`` ends the connection."""
         queue = self._queue
+        direct = self.direct
         while True:
+            if direct is not None and direct.owed:
+                await direct.flush()
+                continue
             if not queue:
                 await self._writer.park()
                 continue

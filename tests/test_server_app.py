@@ -121,6 +121,9 @@ async def test_wss_with_a_certificate(start_server, tmp_path):
     async with open_client(server.url, "Ann", ssl_context=client_ctx) as ann:
         code = await ann.create()
         assert len(code) == 4
+        # Encrypted frames cannot be written around the TLS layer: they take the ordinary path.
+        (conn,) = server.connections
+        assert conn.direct is None
 
 
 def test_interface_addresses_are_read_not_probed():
