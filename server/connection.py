@@ -74,6 +74,7 @@ class Connection:
         self._queue: deque[str | _Close] = deque()
         self._queue_size = queue_size
         self._writer = trio.lowlevel.ParkingLot()
+        self._sending = False
         self.scope = trio.CancelScope()
         self.greeted = False
         #: When the last frame from the client arrived (Trio clock): a talking client needs no ping.
@@ -101,9 +102,8 @@ class Connection:
         if self.closing is not None:
             return
         direct = self.direct
-        # Queued frames go first; a frame the writer has popped holds the send lock until it is
-        # written, and ``direct.write`` declines while that lock is held.
-        if direct is not None and not self._queue and direct.write(text):
+        # Queued frames go first, and so does a frame the writer has popped and is sending.
+        if direct is not None and not self._queue and not self._sending and direct.write(text):
             if direct.owed:
                 self._writer.unpark()
             return
@@ -148,7 +148,11 @@ class Connection:
                 await self.ws.aclose(item.code, _short(item.reason))
                 self.scope.cancel()
                 return
-            await self.ws.send_message(item)
+            self._sending = True  # until the frame is written: nothing may overtake it
+            try:
+                await self.ws.send_message(item)
+            finally:
+                self._sending = False
 
     async def heartbeat_loop(self, interval: float, timeout: float) -> None:
         """Ping a connection that has gone quiet; no pong in time means the peer is gone.

@@ -57,9 +57,15 @@ class DirectSend:
         inner = stream.send_all
 
         async def send_all(data: bytes | bytearray | memoryview) -> None:
-            # trio-websocket calls this under its lock: owed bytes go first.
-            if self._owed:
-                data, self._owed = self._owed + bytes(data), b""
+            # trio-websocket calls this under its lock: owed bytes go first. They are dropped
+            # only as the kernel takes them, so a send cancelled half-way leaves the rest owed
+            # (and a later close frame still lands after a whole frame).
+            while self._owed:
+                try:
+                    n = await self._socket.send(self._owed)
+                except OSError as exc:
+                    raise trio.BrokenResourceError(f"socket send failed: {exc}") from exc
+                self._owed = self._owed[n:]
             await inner(data)
 
         stream.send_all = send_all  # type: ignore[method-assign]

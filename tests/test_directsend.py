@@ -2,26 +2,34 @@
 
 A real trio-websocket server on 127.0.0.1 port 0 hands frames to a :class:`Connection`, as the
 room does; a real client reads them. When the kernel takes a frame only in part, the rest is owed
-and must still come before later frames and before trio-websocket's own pongs.
+and must still come before later frames and before trio-websocket's own pings and pongs.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 
+import pytest
 import trio
 from trio_websocket import (
+    ConnectionClosed,
     WebSocketConnection,
     WebSocketRequest,
     open_websocket_url,
     serve_websocket,
 )
+from wsclient import close_socket
 
 from server.connection import Connection
 
-#: Client options for a reader that falls behind: it buffers one message and takes big ones.
-UNREAD = {"message_queue_size": 1, "max_message_size": 2**20}
+#: Bigger than the socket buffers of an unread loopback connection (about 4 MB here), so the
+#: kernel is sure to take only part of it: the rest is owed.
+HUGE = 16 * 2**20
+#: A huge frame, then frames that queue up behind it.
+BACKLOG = [HUGE] + [64 * 1024] * 20
+#: Client options for a reader that falls behind: it buffers one message and takes huge ones.
+UNREAD = {"message_queue_size": 1, "max_message_size": 2 * HUGE}
 
 
 def frame(i: int, size: int) -> str:
@@ -30,9 +38,9 @@ def frame(i: int, size: int) -> str:
 
 @asynccontextmanager
 async def sending_server(
-    count: int, size: int, **client: int
+    sizes: Sequence[int], **client: int
 ) -> AsyncIterator[tuple[WebSocketConnection, list[Connection]]]:
-    """A server that sends ``count`` frames as soon as a client connects, then holds on.
+    """A server that sends frames of ``sizes`` as soon as a client connects, then holds on.
 
     Yields the connected client (``client``: its ``open_websocket_url`` options) and the list
     that receives the server's :class:`Connection` once the handler has it.
@@ -42,21 +50,22 @@ async def sending_server(
 
     async def handler(request: WebSocketRequest) -> None:
         ws = await request.accept()
-        conn = Connection(ws, queue_size=count + 1)
+        conn = Connection(ws, queue_size=len(sizes) + 1)
         conns.append(conn)
         async with trio.open_nursery() as tasks:
             tasks.start_soon(conn.write_loop)
-            for i in range(count):
+            for i, size in enumerate(sizes):
                 conn.send_text(frame(i, size))
             await finished.wait()
             tasks.cancel_scope.cancel()
 
-    async with trio.open_nursery() as nursery:
-        server = await nursery.start(serve_websocket, handler, "127.0.0.1", 0, None)
-        async with open_websocket_url(f"ws://127.0.0.1:{server.port}", **client) as ws:
-            yield ws, conns
-        finished.set()
-        nursery.cancel_scope.cancel()
+    with trio.fail_after(30):  # a garbled stream can leave both ends waiting on each other
+        async with trio.open_nursery() as nursery:
+            server = await nursery.start(serve_websocket, handler, "127.0.0.1", 0, None)
+            async with open_websocket_url(f"ws://127.0.0.1:{server.port}", **client) as ws:
+                yield ws, conns
+            finished.set()
+            nursery.cancel_scope.cancel()
 
 
 async def wait_for(check: Callable[[], bool]) -> None:
@@ -65,58 +74,55 @@ async def wait_for(check: Callable[[], bool]) -> None:
             await trio.sleep(0.01)
 
 
-async def read_all(ws: WebSocketConnection, count: int, size: int) -> None:
-    for i in range(count):
+async def read_all(ws: WebSocketConnection, sizes: Sequence[int]) -> None:
+    for i, size in enumerate(sizes):
         with trio.fail_after(10):
             assert await ws.get_message() == frame(i, size)
 
 
 async def test_the_shortcut_fits_the_installed_trio_websocket():
-    async with sending_server(1, 10) as (ws, conns):
-        await read_all(ws, 1, 10)
+    async with sending_server([10]) as (ws, conns):
+        await read_all(ws, [10])
         (conn,) = conns
         assert conn.direct is not None, "trio-websocket changed: frames lost the shortcut"
 
 
 async def test_frames_go_straight_to_the_socket_while_it_has_room():
-    async with sending_server(20, 100) as (ws, conns):
-        await read_all(ws, 20, 100)
+    async with sending_server([100] * 20) as (ws, conns):
+        await read_all(ws, [100] * 20)
         (conn,) = conns
         assert conn.direct is not None
         assert (conn.direct.whole, conn.direct.partial) == (20, 0)
 
 
 async def test_a_frame_taken_in_part_is_finished_before_anything_else():
-    count, size = 40, 256 * 1024  # 10 MB: more than the socket buffers hold unread
-    async with sending_server(count, size, **UNREAD) as (ws, conns):
+    async with sending_server(BACKLOG, **UNREAD) as (ws, conns):
         await wait_for(lambda: bool(conns))
         direct = conns[0].direct
         assert direct is not None
-        # The client is not reading: the kernel takes part of a frame and the rest is owed.
-        await wait_for(lambda: direct.partial >= 1)
+        # The client is not reading: the kernel took part of the first frame and the rest is owed.
+        assert direct.partial == 1
         async with trio.open_nursery() as nursery:
-            # The server answers a ping from its reader task while frames are owed or queued.
+            # The server answers a ping from its reader task while bytes are owed or queued.
             nursery.start_soon(ws.ping, b"are you there")
-            await read_all(ws, count, size)
+            await read_all(ws, BACKLOG)
         assert not direct.owed
 
 
 async def test_the_shortcut_resumes_once_the_client_catches_up():
-    count, size = 40, 256 * 1024
-    async with sending_server(count, size, **UNREAD) as (ws, conns):
-        await wait_for(lambda: bool(conns) and conns[0].direct.partial >= 1)
-        await read_all(ws, count, size)
+    async with sending_server(BACKLOG, **UNREAD) as (ws, conns):
+        await wait_for(lambda: bool(conns))
+        await read_all(ws, BACKLOG)
         conn = conns[0]
+        assert conn.direct is not None
         before = conn.direct.whole
-        conn.send_text(frame(count, 10))
+        conn.send_text(frame(len(BACKLOG), 10))
         assert conn.direct.whole == before + 1  # written at once, not queued
-        assert await ws.get_message() == frame(count, 10)
+        assert await ws.get_message() == frame(len(BACKLOG), 10)
 
 
 async def test_trio_websockets_own_frames_wait_for_owed_bytes():
     """A ping the library sends while part of a frame is owed goes out after that frame."""
-    size = 256 * 1024
-    sent: list[int] = []
     pinged = trio.Event()
 
     async def handler(request: WebSocketRequest) -> None:
@@ -124,25 +130,53 @@ async def test_trio_websockets_own_frames_wait_for_owed_bytes():
         conn = Connection(ws, queue_size=10)
         assert conn.direct is not None
         # No writer task yet: nothing flushes the owed bytes except the library's next send.
-        while not conn.direct.owed:
-            conn.send_text(frame(len(sent), size))
-            sent.append(len(sent))
+        conn.send_text(frame(0, HUGE))
+        assert conn.direct.owed
         await ws.ping(b"after the owed bytes")
         pinged.set()
         async with trio.open_nursery() as tasks:
             tasks.start_soon(conn.write_loop)
-            conn.send_text(frame(len(sent), size))
-            sent.append(len(sent))
+            conn.send_text(frame(1, 10))
             await trio.sleep_forever()
 
-    with trio.fail_after(20):  # a garbled stream can leave both ends waiting on each other
+    with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             server = await nursery.start(serve_websocket, handler, "127.0.0.1", 0, None)
             url = f"ws://127.0.0.1:{server.port}"
             async with open_websocket_url(url, **UNREAD) as ws:
-                await wait_for(lambda: bool(sent))
-                owed_frames = len(sent)
-                await read_all(ws, owed_frames, size)  # the client answers the ping after these
+                await read_all(ws, [HUGE])  # the client answers the ping after this frame
                 await pinged.wait()
-                assert await ws.get_message() == frame(owed_frames, size)
+                assert await ws.get_message() == frame(1, 10)
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_cancelled_flush_keeps_the_rest_owed_for_the_close_frame():
+    """The writer is cancelled while the client is not reading; the close still lands whole."""
+    flush_cancelled = trio.Event()
+
+    async def handler(request: WebSocketRequest) -> None:
+        ws = await request.accept()
+        conn = Connection(ws, queue_size=10)
+        assert conn.direct is not None
+        conn.send_text(frame(0, HUGE))
+        await conn.direct.flush()  # the client's reader takes it all, then waits for the app
+        conn.send_text(frame(1, HUGE))
+        assert conn.direct.owed
+        with trio.move_on_after(0.2):
+            await conn.direct.flush()  # the client is not reading: this cannot finish
+        assert conn.direct.owed
+        flush_cancelled.set()
+        await ws.aclose(1000, "goodbye")
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            server = await nursery.start(serve_websocket, handler, "127.0.0.1", 0, None)
+            url = f"ws://127.0.0.1:{server.port}"
+            async with open_websocket_url(url, **{**UNREAD, "message_queue_size": 0}) as ws:
+                await flush_cancelled.wait()
+                await read_all(ws, [HUGE, HUGE])
+                with pytest.raises(ConnectionClosed) as closed:
+                    await ws.get_message()
+                assert (closed.value.reason.code, closed.value.reason.reason) == (1000, "goodbye")
+                await close_socket(ws)  # the server closed: see tests/wsclient.py
             nursery.cancel_scope.cancel()
