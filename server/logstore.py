@@ -188,9 +188,12 @@ class LogWriter:
     breaks the writer for good: the caller must stop the game and recover from the file.
     """
 
-    def __init__(self, path: Path, fd: int, last_seq: int, last_hash: str) -> None:
+    def __init__(
+        self, path: Path, fd: int, last_seq: int, last_hash: str, device: int | None = None
+    ) -> None:
         self._path = path
         self._fd = fd
+        self._device = device
         self._last_seq = last_seq
         self._last_hash = last_hash
         self._lock = trio.Lock()
@@ -240,7 +243,7 @@ class LogWriter:
             try:
                 try:
                     # Not cancellable: once bytes are written, their fate must be known.
-                    await group_sync().append(self._fd, buf)
+                    await group_sync().append(self._fd, buf, self._device)
                 except AppendFailed as exc:
                     self._break(exc.error)
                     raise LogFailure(f"{self._path}: {exc}") from exc.error
@@ -319,7 +322,8 @@ def open_for_append(path: str | os.PathLike[str], records: Sequence[LogRecord] =
     fd = os.open(path, flags if records else flags | os.O_CREAT, 0o644)
     try:
         _lock(fd, path)
-        size = os.fstat(fd).st_size
+        stat = os.fstat(fd)
+        size = stat.st_size
         if records:
             last = records[-1]
             if last.batch:
@@ -350,7 +354,7 @@ def open_for_append(path: str | os.PathLike[str], records: Sequence[LogRecord] =
     except BaseException:
         os.close(fd)
         raise
-    return LogWriter(path, fd, last_seq, last_hash)
+    return LogWriter(path, fd, last_seq, last_hash, stat.st_dev)
 
 
 async def open_writer(path: str | os.PathLike[str], records: Sequence[LogRecord] = ()) -> LogWriter:
@@ -524,7 +528,8 @@ def recover_torn_tail(path: str | os.PathLike[str], result: LogReadResult) -> Pa
     fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
     try:
         _lock(fd, path)
-        size = os.fstat(fd).st_size
+        stat = os.fstat(fd)
+        size = stat.st_size
         if size != result.size or os.pread(fd, size - result.valid_end, result.valid_end) != (
             result.tail
         ):

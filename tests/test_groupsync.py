@@ -6,11 +6,13 @@ import errno
 import os
 from pathlib import Path
 
+import outcome
 import pytest
 import trio
 
 from server import groupsync
 from server.groupsync import AppendFailed, group_sync
+from server.logstore import open_for_append, read_log
 
 
 def open_logs(tmp_path: Path, n: int) -> list[int]:
@@ -129,3 +131,114 @@ async def test_no_worker_thread_fails_the_appends_and_the_service_recovers(
     for fd in fds:
         os.close(fd)
     assert (tmp_path / "log0.jsonl").read_bytes() == b"kept\n"
+
+
+def counting(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
+    """Count the fsync and syncfs calls the workers make (both still do their work)."""
+    fsyncs: list[int] = []
+    syncfss: list[int] = []
+    real_fsync, real_syncfs = os.fsync, groupsync.syncfs
+    assert real_syncfs is not None
+
+    def fsync(fd: int) -> None:
+        fsyncs.append(fd)
+        real_fsync(fd)
+
+    def syncfs(fd: int) -> int:
+        syncfss.append(fd)
+        return real_syncfs(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(groupsync, "syncfs", syncfs)
+    return fsyncs, syncfss
+
+
+needs_syncfs = pytest.mark.skipif(groupsync.syncfs is None, reason="syncfs: Linux 5.8+ only")
+
+
+@needs_syncfs
+async def test_a_batch_of_logs_on_one_filesystem_shares_one_syncfs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fds = open_logs(tmp_path, 50)
+    fsyncs, syncfss = counting(monkeypatch)
+    async with trio.open_nursery() as nursery:
+        for i, fd in enumerate(fds):
+            nursery.start_soon(
+                group_sync().append, fd, f"record {i}\n".encode(), os.fstat(fd).st_dev
+            )
+    # Two appends start a batch each, alone: fsync. The other 48 share one syncfs.
+    assert len(fsyncs) == 2 and len(syncfss) == 1
+    for i, fd in enumerate(fds):
+        os.close(fd)
+        assert (tmp_path / f"log{i}.jsonl").read_bytes() == f"record {i}\n".encode()
+
+
+@needs_syncfs
+def test_logs_on_different_filesystems_are_synced_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One batch as a worker runs it; devices are as the caller says (None: unknown)."""
+    fds = open_logs(tmp_path, 7)
+    fsyncs, syncfss = counting(monkeypatch)
+    devices = [1, 2, 1, 2, 3, None, None]
+    results = groupsync.durable_appends(
+        [(fd, b"x\n", dev) for fd, dev in zip(fds, devices, strict=True)]
+    )
+    assert all(isinstance(r, outcome.Value) for r in results)
+    assert syncfss == [fds[0], fds[1]]  # one per device with two logs
+    assert fsyncs == [fds[4], fds[5], fds[6]]  # a device's only log, and unknown devices
+    for fd in fds:
+        os.close(fd)
+
+
+@needs_syncfs
+async def test_a_failed_syncfs_falls_back_to_fsync_so_only_the_damaged_log_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fds = open_logs(tmp_path, 8)
+    bad = fds[5]
+    fsyncs, _ = counting(monkeypatch)
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if fd == bad:
+            fsyncs.append(fd)
+            raise OSError(errno.EIO, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(groupsync, "syncfs", lambda fd: -1)
+    outcomes: dict[int, str] = {}
+
+    async def append(fd: int) -> None:
+        try:
+            await group_sync().append(fd, b"x\n", os.fstat(fd).st_dev)
+        except AppendFailed as exc:
+            outcomes[fd] = f"{exc.step}: {exc.error.errno}"
+        else:
+            outcomes[fd] = "ok"
+
+    async with trio.open_nursery() as nursery:
+        for fd in fds:
+            nursery.start_soon(append, fd)
+    assert outcomes == {fd: ("fsync: 5" if fd == bad else "ok") for fd in fds}
+    assert sorted(fsyncs) == sorted(fds)  # every log, once: alone, or after the failed syncfs
+    for fd in fds:
+        os.close(fd)
+
+
+@needs_syncfs
+async def test_log_writers_tell_the_workers_their_filesystem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writers = [open_for_append(tmp_path / f"game{i}.jsonl") for i in range(5)]
+    fsyncs, syncfss = counting(monkeypatch)
+    async with trio.open_nursery() as nursery:
+        for i, w in enumerate(writers):
+            nursery.start_soon(w.append, "note", {"i": i}, 1.0)
+    assert len(fsyncs) == 2 and len(syncfss) == 1  # two alone, three together
+    for i, w in enumerate(writers):
+        w.close()
+        (record,) = read_log(tmp_path / f"game{i}.jsonl").records
+        assert record.data == {"i": i}
