@@ -8,13 +8,12 @@ flight are queued and done as one batch by one worker from Trio's thread cache
 (``trio.lowlevel.start_thread_soon``), which wakes all its waiters with one call back into Trio.
 Up to ``MAX_FLUSHERS`` batches run at once, so a slow disk can still overlap batches.
 
-A batch writes each job, then makes them durable. Fsyncing file by file costs a disk flush (and a
-trip back through the GIL) per file, so a batch of 16 logs took ~2 ms here; when two or more logs of
-a batch live on one filesystem, a single ``syncfs(2)`` makes all of them durable at once (~0.3 ms,
-whatever the batch size). It also flushes anything else pending on that filesystem, which is why a
-batch of one log (a LAN party's usual case) still uses ``fsync``. ``syncfs`` is used only on Linux
-5.8 or later, where it reports writeback errors; if it fails, each log of the group is fsync'd on
-its own, so the error is reported to the appends it concerns and to no others.
+A batch writes each job, then makes them durable: each log is fsync'd, except that four or more
+logs of one filesystem where ``server.fssync`` allows it share one ``syncfs(2)``. A ``syncfs`` that
+was slow (the filesystem had much else to write) or refused sends that device back to fsync for
+the rest of the run. If a ``syncfs`` fails, each log of its group is fsync'd on its own: a log's
+lost data is reported by its own fsync (``syncfs`` does not consume a file's error report), so the
+error reaches the appends it concerns.
 
 Each append's failure is reported to that append alone, as :class:`AppendFailed` naming the step
 (see ``LogWriter``: a failed write or fsync breaks that log for good; it is never retried).
@@ -25,7 +24,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import platform
+import time
 from collections.abc import Callable
 from typing import Literal
 
@@ -33,34 +32,17 @@ import outcome
 import trio
 from trio.lowlevel import Abort, RunVar, Task
 
+from server import fssync
+
 #: Worker batches in flight at once.
 MAX_FLUSHERS = 2
+#: The fewest logs of one device in a batch that share one ``syncfs`` instead of fsyncs each.
+SYNCFS_MIN_LOGS = 4
+#: A ``syncfs`` slower than this (seconds) means the filesystem is busy: fsync on it from then on.
+SYNCFS_SLOW = 0.05
 
-#: (fd, bytes to append, the file's device or None if unknown, the waiting task)
+#: (fd, bytes to append, the device from ``fssync.shared_sync_device`` or None, the waiting task)
 _Job = tuple[int, bytes, int | None, Task]
-
-
-def _find_syncfs() -> Callable[[int], int] | None:
-    """libc's ``syncfs`` where it reports writeback errors (Linux 5.8+), else None."""
-    if platform.system() != "Linux":
-        return None
-    try:
-        major, minor = (int(x) for x in platform.release().split(".")[:2])
-    except ValueError:
-        return None
-    if (major, minor) < (5, 8):
-        return None
-    try:
-        func = ctypes.CDLL(None, use_errno=True).syncfs  # ctypes releases the GIL during the call
-    except (OSError, AttributeError):
-        return None
-    func.argtypes = [ctypes.c_int]
-    func.restype = ctypes.c_int
-    return func
-
-
-#: ``syncfs(fd) -> 0 | -1`` (errno set), or None where it is not used.
-syncfs: Callable[[int], int] | None = _find_syncfs()
 
 
 class AppendFailed(Exception):
@@ -95,24 +77,47 @@ def _fsync(fd: int) -> None:
         raise AppendFailed("fsync", exc) from exc
 
 
-def durable_appends(work: list[tuple[int, bytes, int | None]]) -> list[outcome.Outcome]:
+def durable_appends(
+    work: list[tuple[int, bytes, int | None]], fsync_only: set[int] | None = None
+) -> list[outcome.Outcome]:
     """Write each ``(fd, data, device)`` and make it durable; one outcome per job (blocking).
 
-    Jobs whose write succeeded are synced: one ``syncfs`` for each device with two or more of
-    them, ``fsync`` for the rest (and for every job of a device whose ``syncfs`` failed).
+    Jobs whose write succeeded are synced: one ``syncfs`` for each device with at least
+    ``SYNCFS_MIN_LOGS`` of them, ``fsync`` for the rest (and for every job of a device whose
+    ``syncfs`` failed). Devices in ``fsync_only`` never use ``syncfs``; a device whose ``syncfs``
+    was slow or refused is added to it.
     """
+    fsync_only = set() if fsync_only is None else fsync_only
     results = [outcome.capture(_write, fd, data) for fd, data, _device in work]
     groups: dict[int | None, list[int]] = {}
     for i, (_fd, _data, device) in enumerate(work):
         if isinstance(results[i], outcome.Value):
             groups.setdefault(device, []).append(i)
     for device, jobs in groups.items():
-        shared = syncfs is not None and device is not None and len(jobs) > 1
-        if shared and syncfs(work[jobs[0]][0]) == 0:
+        if (
+            device is not None
+            and device not in fsync_only
+            and len(jobs) >= SYNCFS_MIN_LOGS
+            and _syncfs(work[jobs[0]][0], device, fsync_only)
+        ):
             continue
         for i in jobs:
             results[i] = outcome.capture(_fsync, work[i][0])
     return results
+
+
+def _syncfs(fd: int, device: int, fsync_only: set[int]) -> bool:
+    """One ``syncfs``; True if it succeeded. Slow or refused: ``device`` goes to ``fsync_only``."""
+    if fssync.syncfs is None:
+        return False
+    started = time.monotonic()
+    if fssync.syncfs(fd) == 0:
+        if time.monotonic() - started > SYNCFS_SLOW:
+            fsync_only.add(device)
+        return True
+    if ctypes.get_errno() in (errno.ENOSYS, errno.EPERM, errno.EINVAL):
+        fsync_only.add(device)  # not allowed here (a seccomp filter, an odd filesystem)
+    return False
 
 
 class GroupSync:
@@ -122,12 +127,14 @@ class GroupSync:
         self._token = token
         self._pending: list[_Job] = []
         self._flushers = 0
+        #: Devices whose ``syncfs`` was slow or refused: their logs are fsync'd one by one.
+        self.fsync_only: set[int] = set()
 
     async def append(self, fd: int, data: bytes, device: int | None = None) -> None:
         """Write ``data`` to ``fd`` and make it durable in a worker; raises its ``AppendFailed``.
 
-        ``device`` is the file's ``st_dev``: appends to files of one device may share a
-        ``syncfs`` (None: always ``fsync``). Not cancellable: once a write is issued its fate
+        ``device``: from ``fssync.shared_sync_device``, appends to files of one device may share
+        a ``syncfs`` (None: always ``fsync``). Not cancellable: once a write is issued its fate
         must be known. The caller keeps one append per fd in flight (``LogWriter`` holds a
         lock), so a file's appends stay in order.
         """
@@ -142,7 +149,8 @@ class GroupSync:
         self._flushers += 1
         try:
             trio.lowlevel.start_thread_soon(
-                _flush_fn(jobs), lambda res: self._token.run_sync_soon(self._done, jobs, res)
+                _flush_fn(jobs, self.fsync_only),
+                lambda res: self._token.run_sync_soon(self._done, jobs, res),
             )
         except Exception as exc:  # e.g. RuntimeError("can't start new thread")
             # Fail this batch's appends, once their tasks are waiting (the caller of ``append``
@@ -167,9 +175,9 @@ def _worker_failed(exc: Exception) -> outcome.Outcome:
     return outcome.Error(AppendFailed("worker", error))
 
 
-def _flush_fn(jobs: list[_Job]) -> Callable[[], list[outcome.Outcome]]:
+def _flush_fn(jobs: list[_Job], fsync_only: set[int]) -> Callable[[], list[outcome.Outcome]]:
     work = [(fd, data, device) for fd, data, device, _task in jobs]
-    return lambda: durable_appends(work)
+    return lambda: durable_appends(work, fsync_only)
 
 
 def _not_abortable(_raise_cancel: object) -> Abort:

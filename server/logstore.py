@@ -32,6 +32,7 @@ from typing import Annotated, Any
 import msgspec
 import trio
 
+from server.fssync import shared_sync_device
 from server.groupsync import AppendFailed, group_sync, write_all
 
 __all__ = [
@@ -354,7 +355,7 @@ def open_for_append(path: str | os.PathLike[str], records: Sequence[LogRecord] =
     except BaseException:
         os.close(fd)
         raise
-    return LogWriter(path, fd, last_seq, last_hash, stat.st_dev)
+    return LogWriter(path, fd, last_seq, last_hash, shared_sync_device(stat.st_dev))
 
 
 async def open_writer(path: str | os.PathLike[str], records: Sequence[LogRecord] = ()) -> LogWriter:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 from pathlib import Path
@@ -10,7 +11,7 @@ import outcome
 import pytest
 import trio
 
-from server import groupsync
+from server import fssync, groupsync
 from server.groupsync import AppendFailed, group_sync
 from server.logstore import open_for_append, read_log
 
@@ -137,7 +138,7 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
     """Count the fsync and syncfs calls the workers make (both still do their work)."""
     fsyncs: list[int] = []
     syncfss: list[int] = []
-    real_fsync, real_syncfs = os.fsync, groupsync.syncfs
+    real_fsync, real_syncfs = os.fsync, fssync.syncfs
     assert real_syncfs is not None
 
     def fsync(fd: int) -> None:
@@ -149,11 +150,11 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
         return real_syncfs(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(groupsync, "syncfs", syncfs)
+    monkeypatch.setattr(fssync, "syncfs", syncfs)
     return fsyncs, syncfss
 
 
-needs_syncfs = pytest.mark.skipif(groupsync.syncfs is None, reason="syncfs: Linux 5.8+ only")
+needs_syncfs = pytest.mark.skipif(fssync.syncfs is None, reason="syncfs: Linux 5.17+ only")
 
 
 @needs_syncfs
@@ -164,9 +165,8 @@ async def test_a_batch_of_logs_on_one_filesystem_shares_one_syncfs(
     fsyncs, syncfss = counting(monkeypatch)
     async with trio.open_nursery() as nursery:
         for i, fd in enumerate(fds):
-            nursery.start_soon(
-                group_sync().append, fd, f"record {i}\n".encode(), os.fstat(fd).st_dev
-            )
+            data = f"record {i}\n".encode()
+            nursery.start_soon(group_sync().append, fd, data, os.fstat(fd).st_dev)
     # Two appends start a batch each, alone: fsync. The other 48 share one syncfs.
     assert len(fsyncs) == 2 and len(syncfss) == 1
     for i, fd in enumerate(fds):
@@ -175,19 +175,63 @@ async def test_a_batch_of_logs_on_one_filesystem_shares_one_syncfs(
 
 
 @needs_syncfs
-def test_logs_on_different_filesystems_are_synced_apart(
+def test_only_four_or_more_logs_of_one_filesystem_share_a_syncfs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One batch as a worker runs it; devices are as the caller says (None: unknown)."""
-    fds = open_logs(tmp_path, 7)
+    """One batch as a worker runs it; devices are as the caller says (None: never syncfs)."""
+    fds = open_logs(tmp_path, 10)
     fsyncs, syncfss = counting(monkeypatch)
-    devices = [1, 2, 1, 2, 3, None, None]
-    results = groupsync.durable_appends(
-        [(fd, b"x\n", dev) for fd, dev in zip(fds, devices, strict=True)]
-    )
+    devices = [1, 2, 1, 2, 1, 2, 1, 3, None, None]  # 1: four logs; 2: three; 3: one; unknown
+    work = [(fd, b"x\n", dev) for fd, dev in zip(fds, devices, strict=True)]
+    results = groupsync.durable_appends(work)
     assert all(isinstance(r, outcome.Value) for r in results)
-    assert syncfss == [fds[0], fds[1]]  # one per device with two logs
-    assert fsyncs == [fds[4], fds[5], fds[6]]  # a device's only log, and unknown devices
+    assert syncfss == [fds[0]]  # device 1 only
+    assert fsyncs == [fds[1], fds[3], fds[5], fds[7], fds[8], fds[9]]
+    for fd in fds:
+        os.close(fd)
+
+
+@needs_syncfs
+def test_a_log_whose_write_failed_is_left_out_of_the_syncfs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fds = open_logs(tmp_path, 4)
+    read_only = os.open(tmp_path / "ro.jsonl", os.O_RDONLY | os.O_CREAT, 0o644)
+    fsyncs, syncfss = counting(monkeypatch)
+    work = [(read_only, b"x\n", 1)] + [(fd, b"x\n", 1) for fd in fds]
+    results = groupsync.durable_appends(work)
+    with pytest.raises(AppendFailed) as info:
+        results[0].unwrap()
+    assert info.value.step == "write"
+    assert all(isinstance(r, outcome.Value) for r in results[1:])
+    assert syncfss == [fds[0]] and fsyncs == []  # the syncfs went to a log that was written
+    for fd in [read_only, *fds]:
+        os.close(fd)
+
+
+@needs_syncfs
+def test_a_slow_or_refused_syncfs_sends_its_device_back_to_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fds = open_logs(tmp_path, 4)
+    fsyncs, syncfss = counting(monkeypatch)
+    work = [(fd, b"x\n", 7) for fd in fds]
+    fsync_only: set[int] = set()
+    monkeypatch.setattr(groupsync, "SYNCFS_SLOW", -1.0)  # every syncfs counts as slow
+    groupsync.durable_appends(work, fsync_only)
+    assert (len(syncfss), len(fsyncs), fsync_only) == (1, 0, {7})
+    groupsync.durable_appends(work, fsync_only)  # the next batch: fsync, log by log
+    assert (len(syncfss), len(fsyncs)) == (1, 4)
+
+    def refused(fd: int) -> int:
+        ctypes.set_errno(errno.EPERM)
+        return -1
+
+    monkeypatch.setattr(fssync, "syncfs", refused)
+    fsync_only.clear()
+    results = groupsync.durable_appends(work, fsync_only)
+    assert all(isinstance(r, outcome.Value) for r in results)  # fsync'd after the refusal
+    assert (len(fsyncs), fsync_only) == (8, {7})
     for fd in fds:
         os.close(fd)
 
@@ -198,17 +242,17 @@ async def test_a_failed_syncfs_falls_back_to_fsync_so_only_the_damaged_log_fails
 ) -> None:
     fds = open_logs(tmp_path, 8)
     bad = fds[5]
-    fsyncs, _ = counting(monkeypatch)
+    fsyncs: list[int] = []
     real_fsync = os.fsync
 
     def fsync(fd: int) -> None:
+        fsyncs.append(fd)
         if fd == bad:
-            fsyncs.append(fd)
             raise OSError(errno.EIO, "Input/output error")
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(groupsync, "syncfs", lambda fd: -1)
+    monkeypatch.setattr(fssync, "syncfs", lambda fd: -1)
     outcomes: dict[int, str] = {}
 
     async def append(fd: int) -> None:
@@ -232,13 +276,46 @@ async def test_a_failed_syncfs_falls_back_to_fsync_so_only_the_damaged_log_fails
 async def test_log_writers_tell_the_workers_their_filesystem(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    writers = [open_for_append(tmp_path / f"game{i}.jsonl") for i in range(5)]
+    if fssync.shared_sync_device(os.stat(tmp_path).st_dev) is None:
+        pytest.skip("the temporary directory is not on ext4 or xfs")
+    writers = [open_for_append(tmp_path / f"game{i}.jsonl") for i in range(6)]
     fsyncs, syncfss = counting(monkeypatch)
     async with trio.open_nursery() as nursery:
         for i, w in enumerate(writers):
             nursery.start_soon(w.append, "note", {"i": i}, 1.0)
-    assert len(fsyncs) == 2 and len(syncfss) == 1  # two alone, three together
+    assert len(fsyncs) == 2 and len(syncfss) == 1  # two alone, four together
     for i, w in enumerate(writers):
         w.close()
         (record,) = read_log(tmp_path / f"game{i}.jsonl").records
         assert record.data == {"i": i}
+
+
+@pytest.mark.parametrize(
+    ("system", "release", "reports"),
+    [
+        ("Linux", "6.1.0-18-amd64", True),
+        ("Linux", "5.17.0", True),
+        ("Linux", "5.16.20", False),  # syncfs could hide a failed journal commit
+        ("Linux", "5.15.90.1-microsoft-standard-WSL2", False),
+        ("Linux", "6", False),
+        ("Linux", "", False),
+        ("Darwin", "23.1.0", False),
+    ],
+)
+def test_syncfs_is_trusted_from_linux_5_17(system: str, release: str, reports: bool) -> None:
+    assert fssync.kernel_reports_syncfs_errors(system, release) is reports
+
+
+MOUNTINFO = """\
+22 27 0:21 / /proc rw,relatime - proc proc rw
+27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard
+40 27 8:17 / /media/usb rw,nosuid shared:7 - vfat /dev/sdb1 rw,fmask=0022
+41 27 0:45 / /mnt/c rw,noatime - 9p drvfs rw
+"""
+
+
+def test_the_filesystem_type_is_read_from_mountinfo() -> None:
+    assert fssync.filesystem_type(MOUNTINFO, os.makedev(254, 0)) == "ext4"
+    assert fssync.filesystem_type(MOUNTINFO, os.makedev(8, 17)) == "vfat"  # optional fields
+    assert fssync.filesystem_type(MOUNTINFO, os.makedev(0, 45)) == "9p"
+    assert fssync.filesystem_type(MOUNTINFO, os.makedev(9, 9)) is None
