@@ -7,8 +7,8 @@ and must still come before later frames and before trio-websocket's own pings an
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import pytest
 import trio
@@ -36,36 +36,49 @@ def frame(i: int, size: int) -> str:
     return f"{i:05d}:" + "abcdefghij"[i % 10] * size
 
 
-@asynccontextmanager
-async def sending_server(
-    sizes: Sequence[int], **client: int
-) -> AsyncIterator[tuple[WebSocketConnection, list[Connection]]]:
-    """A server that sends frames of ``sizes`` as soon as a client connects, then holds on.
+#: What the server does with a connection: ``script(server_ws, conn)``.
+Script = Callable[[WebSocketConnection, Connection], Awaitable[None]]
 
-    Yields the connected client (``client``: its ``open_websocket_url`` options) and the list
-    that receives the server's :class:`Connection` once the handler has it.
+
+@asynccontextmanager
+async def serving(
+    script: Script, queue_size: int = 10, **client: int
+) -> AsyncIterator[tuple[WebSocketConnection, list[Connection]]]:
+    """A server that runs ``script`` on each connection (its :class:`Connection` holds
+    ``queue_size`` frames), and a client connected to it.
+
+    Yields the client (``client``: its ``open_websocket_url`` options) and the list that
+    receives the server's :class:`Connection` once the handler has it.
     """
     conns: list[Connection] = []
-    finished = trio.Event()
 
     async def handler(request: WebSocketRequest) -> None:
         ws = await request.accept()
-        conn = Connection(ws, queue_size=len(sizes) + 1)
+        conn = Connection(ws, queue_size=queue_size)
         conns.append(conn)
-        async with trio.open_nursery() as tasks:
-            tasks.start_soon(conn.write_loop)
-            for i, size in enumerate(sizes):
-                conn.send_text(frame(i, size))
-            await finished.wait()
-            tasks.cancel_scope.cancel()
+        await script(ws, conn)
 
     with trio.fail_after(30):  # a garbled stream can leave both ends waiting on each other
         async with trio.open_nursery() as nursery:
             server = await nursery.start(serve_websocket, handler, "127.0.0.1", 0, None)
             async with open_websocket_url(f"ws://127.0.0.1:{server.port}", **client) as ws:
                 yield ws, conns
-            finished.set()
             nursery.cancel_scope.cancel()
+
+
+def sending_server(
+    sizes: Sequence[int], **client: int
+) -> AbstractAsyncContextManager[tuple[WebSocketConnection, list[Connection]]]:
+    """:func:`serving` a script that sends frames of ``sizes`` at once, then holds on."""
+
+    async def send(_ws: WebSocketConnection, conn: Connection) -> None:
+        async with trio.open_nursery() as tasks:
+            tasks.start_soon(conn.write_loop)
+            for i, size in enumerate(sizes):
+                conn.send_text(frame(i, size))
+            await trio.sleep_forever()
+
+    return serving(send, len(sizes) + 1, **client)
 
 
 async def wait_for(check: Callable[[], bool]) -> None:
@@ -125,9 +138,7 @@ async def test_trio_websockets_own_frames_wait_for_owed_bytes():
     """A ping the library sends while part of a frame is owed goes out after that frame."""
     pinged = trio.Event()
 
-    async def handler(request: WebSocketRequest) -> None:
-        ws = await request.accept()
-        conn = Connection(ws, queue_size=10)
+    async def script(ws: WebSocketConnection, conn: Connection) -> None:
         assert conn.direct is not None
         # No writer task yet: nothing flushes the owed bytes except the library's next send.
         conn.send_text(frame(0, HUGE))
@@ -139,24 +150,17 @@ async def test_trio_websockets_own_frames_wait_for_owed_bytes():
             conn.send_text(frame(1, 10))
             await trio.sleep_forever()
 
-    with trio.fail_after(30):
-        async with trio.open_nursery() as nursery:
-            server = await nursery.start(serve_websocket, handler, "127.0.0.1", 0, None)
-            url = f"ws://127.0.0.1:{server.port}"
-            async with open_websocket_url(url, **UNREAD) as ws:
-                await read_all(ws, [HUGE])  # the client answers the ping after this frame
-                await pinged.wait()
-                assert await ws.get_message() == frame(1, 10)
-            nursery.cancel_scope.cancel()
+    async with serving(script, **UNREAD) as (ws, _):
+        await read_all(ws, [HUGE])  # the client answers the ping after this frame
+        await pinged.wait()
+        assert await ws.get_message() == frame(1, 10)
 
 
 async def test_a_cancelled_flush_keeps_the_rest_owed_for_the_close_frame():
     """The writer is cancelled while the client is not reading; the close still lands whole."""
     flush_cancelled = trio.Event()
 
-    async def handler(request: WebSocketRequest) -> None:
-        ws = await request.accept()
-        conn = Connection(ws, queue_size=10)
+    async def script(ws: WebSocketConnection, conn: Connection) -> None:
         assert conn.direct is not None
         conn.send_text(frame(0, HUGE))
         await conn.direct.flush()  # the client's reader takes it all, then waits for the app
@@ -168,15 +172,10 @@ async def test_a_cancelled_flush_keeps_the_rest_owed_for_the_close_frame():
         flush_cancelled.set()
         await ws.aclose(1000, "goodbye")
 
-    with trio.fail_after(30):
-        async with trio.open_nursery() as nursery:
-            server = await nursery.start(serve_websocket, handler, "127.0.0.1", 0, None)
-            url = f"ws://127.0.0.1:{server.port}"
-            async with open_websocket_url(url, **{**UNREAD, "message_queue_size": 0}) as ws:
-                await flush_cancelled.wait()
-                await read_all(ws, [HUGE, HUGE])
-                with pytest.raises(ConnectionClosed) as closed:
-                    await ws.get_message()
-                assert (closed.value.reason.code, closed.value.reason.reason) == (1000, "goodbye")
-                await close_socket(ws)  # the server closed: see tests/wsclient.py
-            nursery.cancel_scope.cancel()
+    async with serving(script, **{**UNREAD, "message_queue_size": 0}) as (ws, _):
+        await flush_cancelled.wait()
+        await read_all(ws, [HUGE, HUGE])
+        with pytest.raises(ConnectionClosed) as closed:
+            await ws.get_message()
+        assert (closed.value.reason.code, closed.value.reason.reason) == (1000, "goodbye")
+        await close_socket(ws)  # the server closed: see tests/wsclient.py

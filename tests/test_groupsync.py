@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import outcome
@@ -21,6 +22,39 @@ def open_logs(tmp_path: Path, n: int) -> list[int]:
         os.open(tmp_path / f"log{i}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         for i in range(n)
     ]
+
+
+def failing_fsync(monkeypatch: pytest.MonkeyPatch, bad: int) -> list[int]:
+    """Make fsync fail with EIO for ``bad`` (the others really fsync); lists every call."""
+    calls: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if fd == bad:
+            raise OSError(errno.EIO, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return calls
+
+
+async def append_all(fds: list[int], device: Callable[[int], int | None]) -> dict[int, str]:
+    """Append to every log at once; each one's outcome: "ok" or "<step>: <errno>"."""
+    outcomes: dict[int, str] = {}
+
+    async def append(fd: int) -> None:
+        try:
+            await group_sync().append(fd, b"x\n", device(fd))
+        except AppendFailed as exc:
+            outcomes[fd] = f"{exc.step}: {exc.error.errno}"
+        else:
+            outcomes[fd] = "ok"
+
+    async with trio.open_nursery() as nursery:
+        for fd in fds:
+            nursery.start_soon(append, fd)
+    return outcomes
 
 
 async def test_appends_that_arrive_together_share_hand_offs(
@@ -58,27 +92,8 @@ async def test_a_failed_fsync_fails_only_its_own_append(
 ) -> None:
     fds = open_logs(tmp_path, 6)
     bad = fds[3]
-    real_fsync = os.fsync
-
-    def fsync(fd: int) -> None:
-        if fd == bad:
-            raise OSError(errno.EIO, "Input/output error")
-        real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    outcomes: dict[int, str] = {}
-
-    async def append(fd: int) -> None:
-        try:
-            await group_sync().append(fd, b"x\n")
-        except AppendFailed as exc:
-            outcomes[fd] = f"{exc.step}: {exc.error.errno}"
-        else:
-            outcomes[fd] = "ok"
-
-    async with trio.open_nursery() as nursery:
-        for fd in fds:
-            nursery.start_soon(append, fd)
+    failing_fsync(monkeypatch, bad)
+    outcomes = await append_all(fds, lambda fd: None)
     assert outcomes == {fd: ("fsync: 5" if fd == bad else "ok") for fd in fds}
     for fd in fds:
         os.close(fd)
@@ -242,30 +257,9 @@ async def test_a_failed_syncfs_falls_back_to_fsync_so_only_the_damaged_log_fails
 ) -> None:
     fds = open_logs(tmp_path, 8)
     bad = fds[5]
-    fsyncs: list[int] = []
-    real_fsync = os.fsync
-
-    def fsync(fd: int) -> None:
-        fsyncs.append(fd)
-        if fd == bad:
-            raise OSError(errno.EIO, "Input/output error")
-        real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
+    fsyncs = failing_fsync(monkeypatch, bad)
     monkeypatch.setattr(fssync, "syncfs", lambda fd: -1)
-    outcomes: dict[int, str] = {}
-
-    async def append(fd: int) -> None:
-        try:
-            await group_sync().append(fd, b"x\n", os.fstat(fd).st_dev)
-        except AppendFailed as exc:
-            outcomes[fd] = f"{exc.step}: {exc.error.errno}"
-        else:
-            outcomes[fd] = "ok"
-
-    async with trio.open_nursery() as nursery:
-        for fd in fds:
-            nursery.start_soon(append, fd)
+    outcomes = await append_all(fds, lambda fd: os.fstat(fd).st_dev)
     assert outcomes == {fd: ("fsync: 5" if fd == bad else "ok") for fd in fds}
     assert sorted(fsyncs) == sorted(fds)  # every log, once: alone, or after the failed syncfs
     for fd in fds:
