@@ -18,16 +18,13 @@ from typing import Annotated
 
 import msgspec
 
+from protocol.text import unshown_problem
+
 MAX_CARD_TEXT = 60
 
-#: Regex class body of characters that must not reach a terminal beyond the C0 controls: DEL and
-#: C1 (which could drive a terminal) and bidirectional or zero-width formatting (which could
-#: disguise text).
-UNSHOWN_BEYOND_C0 = r"\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
-#: Text that ends up on other people's terminals: no control or formatting characters at all.
-SHOWN_TEXT = rf"^[^\x00-\x1f{UNSHOWN_BEYOND_C0}]*$"
-
-CardText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_CARD_TEXT, pattern=SHOWN_TEXT)]
+#: Lengths only: whether a card's characters are all shown is :func:`card_text_problem`'s
+#: question, asked where cards come in (deck files, the messages that set custom cards).
+CardText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_CARD_TEXT)]
 Stars = Annotated[int, msgspec.Meta(ge=1, le=3)]
 
 
@@ -44,6 +41,11 @@ class DeckError(ValueError):
 
 class _DeckFile(msgspec.Struct, forbid_unknown_fields=True):
     card: list[Card]
+
+
+def card_text_problem(text: str, what: str = "The card text") -> str | None:
+    """Why a card text cannot be shown to the table (an unshown character), or None."""
+    return unshown_problem(text, what)
 
 
 def clean_card_text(text: str) -> str:
@@ -66,6 +68,9 @@ def parse_deck(raw: bytes | str, source: str = "deck") -> tuple[Card, ...]:
         deck = msgspec.convert(doc, _DeckFile)
     except msgspec.ValidationError as exc:
         raise DeckError(f"{source}: {exc}") from None
+    for i, c in enumerate(deck.card, 1):
+        if problem := card_text_problem(c.text, f"card {i}'s text"):
+            raise DeckError(f"{source}: {problem}")
     cards = tuple(Card(text=clean_card_text(c.text), stars=c.stars) for c in deck.card)
     seen: set[str] = set()
     for i, c in enumerate(cards, 1):

@@ -47,6 +47,8 @@ import unicodedata
 from dataclasses import dataclass
 from importlib import resources
 
+from protocol.text import has_visible, unshown_problem
+
 __all__ = [
     "MAX_WORD_LENGTH",
     "base_forms",
@@ -82,11 +84,6 @@ _SHORT_LEFTOVERS = frozenset({"ox", "ax"})
 # Token separators: whitespace, hyphen-minus and hyphen (NFKC maps U+2011 to U+2010).
 _SEPARATOR = r"[\s\-\u2010]"
 _TOKEN_SPLIT = re.compile(_SEPARATOR + "+")
-
-# Bidirectional embedding, override and isolate controls can make text display reordered.
-_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e") | frozenset(
-    "\u2066\u2067\u2068\u2069"
-)
 
 
 # ---------------------------------------------------------------------------------------
@@ -345,23 +342,16 @@ def hidden_inside(summon: str, spell: str) -> bool:
 # Validation
 
 
-def _is_forbidden_char(char: str) -> bool:
-    """Control, line-breaking and text-reordering characters have no place in a word."""
-    return unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp") or char in _BIDI_CONTROLS
-
-
-def _is_invisible(char: str) -> bool:
-    """Whitespace and zero-width format characters show nothing on the board."""
-    return char.isspace() or unicodedata.category(char) == "Cf"
-
-
 def validate_written(text: str) -> str | None:
-    """An error sentence if the raw text cannot be a written word at all, else None."""
+    """An error sentence if the raw text cannot be a written word at all, else None.
+
+    Which characters are shown is :mod:`protocol.text`'s rule, the same as for names and chat.
+    """
     trimmed = text.strip()
-    if all(_is_invisible(char) for char in trimmed):
+    if problem := unshown_problem(text, "The word"):
+        return problem + "."
+    if not has_visible(trimmed):
         return "The word is empty: write at least one letter."
-    if any(_is_forbidden_char(char) for char in text):
-        return "The word must be a single line without control characters."
     if len(trimmed) > MAX_WORD_LENGTH:
         return f"The word is too long: at most {MAX_WORD_LENGTH} characters are allowed."
     return None
