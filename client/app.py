@@ -36,7 +36,8 @@ from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.output import ColorDepth
 
 from client import screen
-from client.net import Connection, ssl_context_for
+from client.net import Connection
+from client.pins import KnownServers, Trust, pin_problem
 from client.session import Session, name_problem, parse_limits
 from client.statefile import StateDir
 from protocol.deck import DeckError, load_deck
@@ -53,7 +54,7 @@ class Options:
     create: bool = False
     password: str | None = None
     spectator: bool = False
-    insecure: bool = False
+    pin: str | None = None  # sha256:... the wss:// server's certificate must have
     state_dir: str | None = None
     settings: RoomSettings = field(default_factory=RoomSettings)
     ask_settings: bool = True
@@ -284,7 +285,11 @@ class ClientApp:
             self.opts.url,
             self._receive_channel,
             self.app.invalidate,
-            ssl_context=ssl_context_for(self.opts.url, self.opts.insecure),
+            trust=Trust(
+                pin=self.opts.pin,
+                known=KnownServers(self.store.path),
+                tell=self._tell,
+            ),
         )
         with trio.CancelScope() as cancel:
             self._trio_cancel = cancel
@@ -301,6 +306,12 @@ class ClientApp:
                 return 1
             return int(self.ui_task.result() or 0)
         return 1
+
+    def _tell(self, line: str) -> None:
+        """One line about the connection's security (a newly pinned certificate)."""
+        self.session.add_feed(line, "me")
+        self.store.log(line)
+        self.app.invalidate()
 
     async def _network(self) -> None:
         assert self.connection is not None
@@ -327,9 +338,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--create", action="store_true", help="create a new room (you host it)")
     which.add_argument("--room", metavar="CODE", help="join the room with this 4-letter code")
     parser.add_argument("--password", help="the room's password, if it has one")
-    parser.add_argument(
-        "--insecure", action="store_true", help="accept a wss:// server's self-signed certificate"
-    )
+    add_pin_argument(parser)
     setup = parser.add_argument_group("room settings (with --create)")
     setup.add_argument("--variant", choices=("standard", "dark-magic"), default="standard")
     setup.add_argument(
@@ -344,6 +353,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     setup.add_argument("--no-spectators", action="store_true", help="nobody may watch")
     setup.add_argument(
         "--quick", action="store_true", help="create the room with these settings without asking"
+    )
+
+
+def add_pin_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pin",
+        metavar="sha256:HEX",
+        help="the wss:// server's certificate fingerprint, as the host's screen shows it"
+        " (without it, the first one seen is remembered and checked from then on)",
     )
 
 
@@ -368,7 +386,7 @@ def options_from_args(args: argparse.Namespace, *, spectator: bool = False) -> O
         create=getattr(args, "create", False),
         password=getattr(args, "password", None),
         spectator=spectator,
-        insecure=getattr(args, "insecure", False),
+        pin=getattr(args, "pin", None),
         state_dir=os.environ.get("CONJURE_STATE_DIR") or None,
         settings=settings_from_args(args) if not spectator else RoomSettings(),
         ask_settings=not getattr(args, "quick", False),
@@ -406,12 +424,18 @@ def run_client(opts: Options) -> int:
     if opts.name is not None and (problem := name_problem(opts.name)):
         print(f"conjure: {problem}", file=sys.stderr)
         return 2
+    if problem := pin_problem(opts.url, opts.pin):
+        print(f"conjure: {problem}", file=sys.stderr)
+        return 2
     client = ClientApp(opts)
     try:
         code = asyncio.run(_main_async(client))
     except Exception:
         client.store.log("the client failed:\n" + traceback.format_exc())
         print(f"conjure: internal error; details in {client.store.log_path}", file=sys.stderr)
+        return 1
+    if client.connection is not None and client.connection.refused is not None:
+        print(f"conjure: {client.connection.refused}", file=sys.stderr)  # gone with the screen
         return 1
     s = client.session
     # make play stops its own server when the client quits: there is no coming back to it.

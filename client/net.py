@@ -3,7 +3,9 @@
 Runs on Trio (inside the UI's guest run). The :class:`~client.session.Session` decides what to
 send on (re)connection and what every server message means; this module only moves bytes and
 keeps retrying: exponential backoff (1 s doubling to 20 s, with jitter) after every loss, a
-WebSocket ping every 15 s so a dead link is noticed, and a banner in the session meanwhile.
+WebSocket ping every 15 s so a dead link is noticed, and a banner in the session meanwhile. It
+stops for good when a wss:// server's certificate is refused (:mod:`client.pins`): retrying
+cannot change the certificate.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from trio_websocket import (
     ConnectionClosed,
     ConnectionRejected,
     HandshakeError,
-    open_websocket_url,
 )
 
+from client.pins import CertificateRefused, Trust, open_websocket, refused
 from client.session import Session
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -57,16 +59,6 @@ class Backoff:
         self.attempt = 0
 
 
-def ssl_context_for(url: str, insecure: bool = False) -> ssl.SSLContext | None:
-    if not url.startswith("wss://"):
-        return None
-    ctx = ssl.create_default_context()
-    if insecure:
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    return ctx
-
-
 def describe(exc: BaseException) -> str:
     """A short human reason for a lost or refused connection."""
     if isinstance(exc, BaseExceptionGroup):
@@ -87,6 +79,8 @@ def describe(exc: BaseException) -> str:
         return "handshake failed"
     if isinstance(exc, trio.TooSlowError):
         return "no answer from the server"
+    if isinstance(exc, CertificateRefused):
+        return str(exc)
     if isinstance(exc, ssl.SSLError):
         return f"TLS error: {exc.reason or exc}"
     if isinstance(exc, ConnectionRefusedError):
@@ -120,16 +114,18 @@ class Connection:
         outgoing: trio.MemoryReceiveChannel[ClientMsg],
         notify: Callable[[], None],
         *,
-        ssl_context: ssl.SSLContext | None = None,
+        trust: Trust | None = None,
         backoff: Backoff | None = None,
     ) -> None:
         self.session = session
         self.url = url
         self.outgoing = outgoing
         self.notify = notify
-        self.ssl_context = ssl_context
+        self.trust = trust
         self.backoff = backoff or Backoff()
         self.connections = 0
+        #: Why the server's certificate was refused (then the loop stopped), if it was.
+        self.refused: str | None = None
         self._cancel: trio.CancelScope | None = None
 
     def drop(self) -> None:
@@ -155,6 +151,10 @@ class Connection:
                         raise cancelled from None
                 reason = describe(exc)
                 exc_seen = exc
+                if refused(exc) is not None:
+                    self.refused = reason  # retrying cannot change the certificate
+                    self.session.ended = reason
+                    self.session.add_feed(reason, "error")  # whole: the status line cuts it
                 if not _expected(exc):
                     self.session.store.log(
                         "connection failed unexpectedly:\n"
@@ -180,9 +180,9 @@ class Connection:
 
     async def _once(self) -> None:
         s = self.session
-        async with open_websocket_url(
+        async with open_websocket(
             self.url,
-            ssl_context=self.ssl_context,
+            self.trust,
             connect_timeout=CONNECT_TIMEOUT,
             disconnect_timeout=2,
             max_message_size=2**22,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from client.app import DEFAULT_URL, options_from_args, run_client
+from client.app import DEFAULT_URL, add_pin_argument, options_from_args, run_client
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -13,9 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--room", metavar="CODE", required=True, help="the room's 4-letter code")
     parser.add_argument("--password", help="the room's password, if it has one")
-    parser.add_argument(
-        "--insecure", action="store_true", help="accept a wss:// server's self-signed certificate"
-    )
+    add_pin_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:

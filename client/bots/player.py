@@ -15,8 +15,9 @@ server got. Summoning words and nonces stay in memory, and in the state director
 given) *before* the commitment leaves, so a restarted bot can still reveal.
 
 Dropped connections are retried with backoff (0.5 s doubling to 10 s) and resumed with the seat
-token. The bot stops when the game is over, when it is removed from the room, or when it cannot
-join at all (unknown room, wrong password, game already started).
+token. The bot stops when the game is over, when it is removed from the room, when it cannot
+join at all (unknown room, wrong password, game already started), or when a wss:// server's
+certificate is refused (:mod:`client.pins`).
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ from typing import Any
 
 import msgspec
 import trio
-from trio_websocket import ConnectionClosed, open_websocket_url
+from trio_websocket import ConnectionClosed
 
 from client.bots.brain import Brain, is_stopped, knows, load_data
+from client.pins import KnownServers, Trust, open_websocket, refused
 from client.statefile import StateDir
 from protocol import messages as m
 from protocol.commitment import commitment, new_nonce
@@ -145,6 +147,8 @@ class BotOptions:
     log: Callable[[str], None] = print
     #: Called with every view this bot receives (the demo's running commentary).
     on_view: Callable[[m.View], None] | None = None
+    #: The wss:// server's certificate fingerprint (see client.pins; None: as remembered).
+    pin: str | None = None
 
 
 class ProtocolProblem(Exception):
@@ -212,6 +216,11 @@ class Bot:
         self.reviews: dict[int, m.View] = {}
         if opts.store is not None and self.room is not None:
             self._load_seat()
+        self._trust = Trust(
+            pin=opts.pin,
+            known=KnownServers(opts.store.path if opts.store is not None else None),
+            tell=self.say,
+        )
 
     # ------------------------------------------------------------------ plumbing
 
@@ -272,6 +281,11 @@ class Bot:
     def _after_loss(self, exc: BaseException) -> None:
         code = _close_code(exc)
         bye, self._bye = self._bye, None
+        if (refusal := refused(exc)) is not None:  # retrying cannot change the certificate
+            self.status = f"refused the server: {refusal}"
+            self.exit_code = 1
+            self.say(self.status)
+            return
         if bye is not None and code in (None, 1000):
             self.status = f"removed: {bye}"
             self.say(f"the server closed my seat: {bye}")
@@ -284,8 +298,9 @@ class Bot:
     async def _connect_once(self) -> None:
         ws = None
         try:
-            async with open_websocket_url(
+            async with open_websocket(
                 self.opts.url,
+                self._trust,
                 connect_timeout=CONNECT_TIMEOUT,
                 disconnect_timeout=2,
                 max_message_size=2**22,

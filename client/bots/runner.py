@@ -1,7 +1,7 @@
 """``conjure bot``: seat computer players in a room, or ask a bot for its guesses.
 
     conjure bot ws://127.0.0.1:8765 --room ABCD [--count 3] [--name Ada ...] [--seed 7]
-                [--password P] [--delay 1-3] [--state-dir DIR] [--log FILE]
+                [--password P] [--pin sha256:HEX] [--delay 1-3] [--state-dir DIR] [--log FILE]
     conjure bot --guess Vehicle freighter hydrogen rocket
 
 Each bot is an ordinary protocol client (:mod:`client.bots.player`); ``--count N`` runs N of them
@@ -42,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, help="seed of the first bot (the others: +1, +2...)")
     parser.add_argument("--password", help="the room's password, if it has one")
+    parser.add_argument(
+        "--pin",
+        metavar="sha256:HEX",
+        help="the wss:// server's certificate fingerprint, as the host's screen shows it",
+    )
     parser.add_argument(
         "--delay",
         default="1-3",
@@ -108,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
             state_dir,
             out,
             args.quiet,
+            args.pin,
         )
     finally:
         if out is not sys.stdout:
@@ -119,6 +125,10 @@ def _check(args: argparse.Namespace) -> str | None:
         return "give the server address, e.g. conjure bot ws://127.0.0.1:8765 --room ABCD"
     if not (args.url.startswith("ws://") or args.url.startswith("wss://")):
         return f"{args.url!r} is not a ws:// or wss:// address"
+    from client.pins import pin_problem
+
+    if problem := pin_problem(args.url, args.pin):
+        return problem
     if not args.room or not re.fullmatch(r"[A-Za-z]{4}", args.room):
         return "say which room with --room CODE (4 letters)"
     if not 1 <= args.count <= 7:
@@ -146,6 +156,7 @@ async def main(
     state_dir: str | Path | None,
     out,
     quiet: bool = False,
+    pin: str | None = None,
 ) -> int:
     from client.bots.brain import load_data
     from client.bots.player import Bot, BotOptions, NamePool
@@ -170,6 +181,7 @@ async def main(
                 delay=delay,
                 store=store,
                 log=log,
+                pin=pin,
             ),
             pool,
         )
