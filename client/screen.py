@@ -304,7 +304,8 @@ def result_lines(session: Session, r: ResultView, width: int = 80) -> StyleAndTe
 def standings(session: Session, width: int = 80) -> StyleAndTextTuples:
     v = session.view
     assert v is not None
-    out: StyleAndTextTuples = [("class:title", "Final standings"), ("", "\n")]
+    title = "Final standings (the game was abandoned)" if v.abandoned else "Final standings"
+    out: StyleAndTextTuples = [("class:title", title), ("", "\n")]
     ranked = sorted(v.players, key=lambda p: (-p.score, p.seat))
     place = 0
     last = None
@@ -320,6 +321,8 @@ def standings(session: Session, width: int = 80) -> StyleAndTextTuples:
         names = names_list([session.pname(s) for s in v.winners])
         verb = "wins" if len(v.winners) == 1 else "share the win"
         out.append(("class:winner", f"  {names} {verb}!\n"))
+    elif v.abandoned:
+        out.append(("class:dim", "  Nobody was connected for a while, so nobody wins.\n"))
     return out
 
 

@@ -21,7 +21,7 @@ import msgspec
 
 from client.statefile import StateDir
 from protocol.commitment import commitment, new_nonce
-from protocol.deck import Card, DeckError, clean_card_text, load_deck
+from protocol.deck import Card, DeckError, card_text_problem, clean_card_text, load_deck
 from protocol.events import RULE_TEXT
 from protocol.messages import Bye as ByeMsg
 from protocol.messages import (
@@ -59,7 +59,10 @@ from protocol.messages import (
     Watching,
     Welcome,
     WriteSpell,
+    chat_problem,
+    reason_problem,
 )
+from protocol.names import name_problem
 from protocol.words import contains_written, hidden_inside, same_word, validate_written
 
 RULES: tuple[str, ...] = tuple(RULE_TEXT)
@@ -77,17 +80,6 @@ def names_list(names: list[str]) -> str:
     if len(names) == 1:
         return names[0]
     return ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def name_problem(name: str) -> str | None:
-    """Why a name cannot be used at the table, or None."""
-    if not name.strip():
-        return "A name needs at least one visible character."
-    if len(name) > 24:
-        return "A name has at most 24 characters."
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-        return "A name cannot contain control characters."
-    return None
 
 
 def _cap(text: str) -> str:
@@ -119,6 +111,8 @@ def parse_card(text: str) -> Card:
         raise ValueError("A category is worth 1 to 3 stars.")
     if len(raw) > 60:
         raise ValueError("A category text has at most 60 characters.")
+    if problem := card_text_problem(raw, "A category"):
+        raise ValueError(problem + ".")
     return Card(text=raw, stars=count)
 
 
@@ -715,7 +709,8 @@ class Session:
                 return "Lobby: s=start e=settings k=remove a player: "
             return f"Waiting for {self.pname(v.host)} to start the game… "
         if v.phase == "over":
-            return "Game over. Ctrl-Q to quit. "
+            ended = "Game abandoned" if v.abandoned else "Game over"
+            return f"{ended}. Ctrl-Q to quit. "
         if me.skipped:
             return "You are skipped this round: " + self.waiting_text() + " "
         if v.paused:
@@ -800,7 +795,7 @@ class Session:
             missing = [p.name for p in v.players if self.active(p) and not p.done]
             return f"waiting for {names_list(missing) or 'the table'} to finish the review"
         if v.phase == "over":
-            return "the game is over"
+            return "the game was abandoned" if v.abandoned else "the game is over"
         return "waiting"
 
     def key_help(self) -> str:
@@ -1034,7 +1029,10 @@ class Session:
         if self.sub and self.sub[0] == "vote" and len(self.sub) == 3 and v is not None:
             self._need_connection()
             _, pid, yes = self.sub
-            self.send(CastVote(proposal=pid, yes=yes, reason=stripped[:200]))
+            reason = stripped[:200]
+            if problem := reason_problem(reason):
+                raise _Refused(problem + ": your text is kept.")
+            self.send(CastVote(proposal=pid, yes=yes, reason=reason))
             self.sub = ()
             self.say("info", f"voted {'yes' if yes else 'no'} on proposal {pid + 1}")
             return True
@@ -1189,8 +1187,11 @@ class Session:
         if word in ("say", "chat", "s"):
             if not rest:
                 raise _Refused("Type something after /say.")
+            text = rest[:300]
+            if problem := chat_problem(text):
+                raise _Refused(problem + ": your text is kept.")
             self._need_connection()
-            self.send(SendChat(text=rest[:300]))
+            self.send(SendChat(text=text))
             return True
         if word in ("help", "h", "?"):
             self.add_feed(HELP_TEXT, "me")

@@ -201,6 +201,21 @@ class GameEnded(Event, tag="game_ended"):
     winners: tuple[int, ...]
 
 
+class GameAbandoned(Event, tag="game_abandoned"):
+    """Nobody was connected for the server's abandon time (docs/RULES.md A7): the game ends here.
+
+    No winner; the scores stand as recorded and ``round`` (left in ``phase``) is never scored.
+    Connections are not in the log, so ``idle_since`` is the room's word for when the last
+    player's connection went; ``at`` is when the game was abandoned.
+    """
+
+    round: int
+    phase: Phase
+    idle_since: float
+    at: float
+    totals: dict[int, int]
+
+
 AnyEvent = (
     GameStarted
     | RoundStarted
@@ -224,7 +239,11 @@ AnyEvent = (
     | GamePaused
     | GameResumed
     | GameEnded
+    | GameAbandoned
 )
+
+#: The events that finish a game: nothing follows them, its log is closed and never resumed.
+FINAL_EVENTS: tuple[type[Event], ...] = (GameEnded, GameAbandoned)
 
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__struct_config__.tag: cls  # type: ignore[misc]

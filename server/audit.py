@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from protocol import events as ev
-from protocol.deck import UNSHOWN_BEYOND_C0
 from protocol.events import RULE_TEXT
+from protocol.text import escape_unshown
 from server.audit_verify import (
     Audit,
     Receipt,
@@ -37,6 +36,7 @@ from server.audit_verify import (
     default_state_dir,
     parse_receipt_arg,
 )
+from server.feed import duration, standings
 from server.rules.explain import explain_round, result_json, signed, stars
 
 __all__ = ["add_arguments", "audit", "render_json", "render_text", "run"]
@@ -166,6 +166,13 @@ def summary(a: Audit, step: Step) -> str:
             totals = ", ".join(f"{n(s)} {t}" for s, t in e.totals.items())
             winners = ", ".join(n(s) for s in e.winners) or "nobody"
             return f"game over; totals {totals}; won by {winners}"
+        case ev.GameAbandoned():
+            totals = ", ".join(f"{n(s)} {t}" for s, t in e.totals.items())
+            idle = duration(e.at - e.idle_since)
+            return (
+                f"{rnd}abandoned in the {e.phase} phase: nobody connected since "
+                f"{clock(e.idle_since)} ({idle}); totals {totals}; no winner"
+            )
     return type(e).__name__
 
 
@@ -270,6 +277,8 @@ def _commit_lines(a: Audit, r: RoundAudit) -> list[str]:
             and seat not in r.before.round.commits
         ):
             parts.append("left the round before revealing: the commitment was dropped (A1)")
+        elif not r.finished and a.abandoned is not None and a.abandoned.round == r.number:
+            parts.append(f"not revealed: the game was abandoned in the {a.abandoned.phase} phase")
         elif r.finished or (r.before is not None and r.before.phase not in ("commit", "reveal")):
             parts.append("never revealed")
         else:
@@ -301,6 +310,9 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
                 out.append(f"{at}  {a.name(e.by)} resumed the game")
             case ev.SummonsPublished():
                 out.append(f"{at}  the summoning words were published together")
+            case ev.GameAbandoned():
+                idle = clock(e.idle_since)
+                out.append(f"{at}  the game was abandoned: nobody had been connected since {idle}")
     return ["Timeline:", *(f"  {x}" for x in out)] if out else []
 
 
@@ -338,7 +350,13 @@ def round_lines(a: Audit, r: RoundAudit) -> list[str]:
         body.append(
             f"The log recorded: {r.recorded.case}; {_points(a, r.recorded.points)}: {agree}"
         )
-    if r.recorded is None:
+    gone = a.abandoned
+    if r.recorded is None and gone is not None and gone.round == r.number:
+        body.append(
+            f"The game was abandoned during this round ({gone.phase} phase): it was never scored "
+            "(A7)."
+        )
+    elif r.recorded is None:
         phase = g.phase if g is not None else "?"
         which = "verified part of the log" if a.corrupt or a.torn else "log"
         body.append(f"The {which} ends during this round ({phase} phase): it was never scored.")
@@ -456,7 +474,15 @@ def _check_lines(a: Audit) -> list[str]:
             )
         if a.ended is not None and "totals" not in k:
             line(True, "final totals and winners: as the rounds add up")
-        for kind in ("replay", "reveals", "scores", "totals"):
+        if a.abandoned is not None and "totals" not in k:
+            line(True, "final totals: as the rounds add up; the game was abandoned: no winner (A7)")
+        if a.abandoned is not None and "end" not in k:
+            line(
+                True,
+                "abandonment: in the phase the log is in, and no player acted after the time "
+                "the log says the last connection went",
+            )
+        for kind in ("replay", "reveals", "scores", "totals", "end"):
             for p in k.get(kind, []):
                 line(False, p)
     for r in a.receipts:
@@ -498,6 +524,9 @@ def render_text(a: Audit, rounds: list[RoundAudit], events: bool, event_steps: l
     for r in rounds:
         out.append("")
         out += round_lines(a, r)
+    if s is not None and a.abandoned is not None:
+        out.append("")
+        out.append(abandoned_text(a, a.abandoned))
     if s is not None:
         out.append("")
         final = a.finished
@@ -506,7 +535,9 @@ def render_text(a: Audit, rounds: list[RoundAudit], events: bool, event_steps: l
         for p in s.players:
             gone = " (removed from the game)" if a.state and p.seat in a.state.kicked else ""
             out.append(f"  {p.name:<{width}}  {a.totals.get(p.seat, 0):>4}{gone}")
-        if final:
+        if final and a.abandoned is not None:
+            out.append("Winner: nobody: an abandoned game awards no win (A7).")
+        elif final:
             winners = [a.name(w) for w in a.winners()]
             word = "Winner" if len(winners) == 1 else "Winners (a shared win)"
             out.append(f"{word}: {', '.join(winners) or 'nobody'}")
@@ -518,10 +549,28 @@ def render_text(a: Audit, rounds: list[RoundAudit], events: bool, event_steps: l
     return "\n".join(out)
 
 
+def last_finished_round(a: Audit) -> int | None:
+    return max((r.number for r in a.rounds if r.finished), default=None)
+
+
+def abandoned_text(a: Audit, e: ev.GameAbandoned) -> str:
+    """When and where the game was abandoned, after which round, and the standings it ended on."""
+    done = last_finished_round(a)
+    after = f"after round {done}" if done is not None else "before any round was finished"
+    return (
+        f"The game was abandoned at {clock(e.at, date=True)} in round {e.round} "
+        f"({e.phase} phase), {after}: nobody had been connected since {clock(e.idle_since)} UTC "
+        f"({duration(e.at - e.idle_since)}). Round {e.round} was never scored; the scores stand "
+        f"as recorded: {standings(a.name, e.totals)} (A7)."
+    )
+
+
 def render_json(
     a: Audit, rounds: list[RoundAudit], events: bool, event_steps: list[Step]
 ) -> dict[str, Any]:
     s = a.start
+    gone = a.abandoned
+    last = a.ended or gone  # the game's last word on its totals
     doc: dict[str, Any] = {
         "log": str(a.path),
         "verified": a.verified,
@@ -543,11 +592,19 @@ def render_json(
         "receipts": [r.to_json() for r in a.receipts],
         "rounds": [round_json(a, r) for r in rounds],
         "totals": {a.name(seat): t for seat, t in a.totals.items()},
-        "recorded_totals": {a.name(seat): t for seat, t in a.ended.totals.items()}
-        if a.ended
-        else None,
+        "recorded_totals": {a.name(seat): t for seat, t in last.totals.items()} if last else None,
         "winners": [a.name(w) for w in a.winners()],
-        "recorded_winners": [a.name(w) for w in a.ended.winners] if a.ended else None,
+        "recorded_winners": [a.name(w) for w in getattr(last, "winners", ())] if last else None,
+        "abandoned": None
+        if gone is None
+        else {
+            "round": gone.round,
+            "phase": gone.phase,
+            "at": gone.at,
+            "idle_since": gone.idle_since,
+            "after_round": last_finished_round(a),
+            "explanation": abandoned_text(a, gone),
+        },
     }
     if a.replay_stopped:
         doc["replay_stopped"] = a.replay_stopped
@@ -629,13 +686,10 @@ def run(args: argparse.Namespace) -> int:
     return 0 if a.verified else 1
 
 
-#: What ``SHOWN_TEXT`` keeps out of messages, but keeping the newlines of a report.
-_UNSHOWN = re.compile(rf"[\x00-\x09\x0b-\x1f{UNSHOWN_BEYOND_C0}]")
-
-
 def shown(text: str) -> str:
     """A log is evidence from someone else: never let its text drive the organizer's terminal.
 
-    Control and formatting characters become ``\\uXXXX`` (which is also a valid JSON escape).
+    Every character protocol.text calls unshown, except the report's own newlines, becomes
+    ``\\uXXXX`` (which is also a valid JSON escape).
     """
-    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return escape_unshown(text, keep="\n")

@@ -16,7 +16,9 @@ Order of the checks:
    Along the way: each reveal must open the seat's latest commitment (and come only after the
    summon closed), the published words must be the revealed ones, each ``round_scored`` must equal
    the engine's own score of the state just before it (case and every player's points), and
-   ``game_ended`` must hold the totals and winners the rounds add up to.
+   ``game_ended`` must hold the totals and winners the rounds add up to. A game may instead end as
+   ``game_abandoned`` (docs/RULES.md A7): its totals must add up too, it names no winner, and no
+   player may have acted after the time it says the last connection went.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from protocol.commitment import check_reveal
 from protocol.events import RULES_VERSION
 from server.logstore import LogCorrupt, LogRecord, read_log, verify_receipt
 from server.rules.evolve import evolve
+from server.rules.legality import first_illegal
 from server.rules.scoring import RoundResult, RoundSheet, score_round
 from server.rules.sheet import round_sheet
 from server.rules.state import Game
@@ -247,13 +250,14 @@ class Audit:
     rounds: list[RoundAudit] = field(default_factory=list)
     receipts: list[Receipt] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    #: the same problems by check: chain, receipts, replay, reveals, scores, totals
+    #: the same problems by check: chain, receipts, replay, reveals, scores, totals, end
     kinds: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     reveals_checked: int = 0
     replay_stopped: str | None = None
     totals: dict[int, int] = field(default_factory=dict)  #: recomputed by the engine
     ended: ev.GameEnded | None = None
+    abandoned: ev.GameAbandoned | None = None
 
     @property
     def verified(self) -> bool:
@@ -280,8 +284,11 @@ class Audit:
         return f"seat {seat}"
 
     def winners(self) -> tuple[int, ...]:
-        """T6 on the recomputed totals: the highest total wins, players who left cannot win."""
-        if not self.finished or self.state is None:
+        """T6 on the recomputed totals: the highest total wins, players who left cannot win.
+
+        An abandoned game has no winner (A7).
+        """
+        if not self.finished or self.state is None or self.state.abandoned:
             return ()
         standing = {s: t for s, t in self.totals.items() if s not in self.state.kicked}
         if not standing:
@@ -420,6 +427,7 @@ class _Replay:
         self.a = audit
         self.state: Game | None = None
         self.current: RoundAudit | None = None
+        self.last_act: Step | None = None  #: the latest action a seat took (someone was there)
 
     def problem(self, kind: str, text: str, rnd: RoundAudit | None = None) -> None:
         self.a.fail(kind, text)
@@ -501,6 +509,10 @@ class _Replay:
             r.running = dict(self.a.totals)
         elif isinstance(e, ev.GameEnded):
             self.ended(step, e, g)
+        elif isinstance(e, ev.GameAbandoned):
+            self.abandoned(step, e, g)
+        if isinstance(e, _SEAT_ACTS) and getattr(e, "by", 0) is not None:
+            self.last_act = step
 
     def committed(self, step: Step, e: ev.Committed, g: Game, r: RoundAudit | None) -> None:
         assert r is not None and g.round is not None
@@ -631,20 +643,7 @@ class _Replay:
     def ended(self, step: Step, e: ev.GameEnded, g: Game) -> None:
         a = self.a
         a.ended = e
-        for seat in sorted(set(a.totals) | set(e.totals)):
-            want, got = a.totals.get(seat), e.totals.get(seat)
-            if want != got:
-                self.problem(
-                    "totals",
-                    f"final totals: {a.name(seat)}: the log records {got} at {step.where}; the "
-                    f"rules engine's rounds add up to {want}",
-                )
-            elif g.totals.get(seat) != got:
-                self.problem(
-                    "totals",
-                    f"final totals: {a.name(seat)}: game_ended at {step.where} records {got}, but "
-                    f"the log's own round scores add up to {g.totals.get(seat)}",
-                )
+        self.final_totals(step, e.totals, g)
         standing = {s: t for s, t in a.totals.items() if s not in g.kicked}
         best = max(standing.values(), default=0)
         winners = tuple(s for s, t in sorted(standing.items()) if t == best)
@@ -655,6 +654,72 @@ class _Replay:
                 "totals",
                 f"winners: the log names {names} at {step.where}; the rules engine finds {want}",
             )
+
+    def abandoned(self, step: Step, e: ev.GameAbandoned, g: Game) -> None:
+        """A7: the totals stand as the rounds add up; nobody acted after the last connection went.
+
+        That nobody was connected is the server's word (connections are not logged); a player's
+        action after ``idle_since`` would prove it wrong.
+        """
+        self.a.abandoned = e
+        self.final_totals(step, e.totals, g)
+        if e.phase != g.phase:
+            self.problem(
+                "end",
+                f"{step.where}: game_abandoned says the game stood in the {e.phase} phase; the "
+                f"log has it in the {g.phase} phase",
+                self.current,
+            )
+        if e.idle_since > e.at:
+            self.problem(
+                "end",
+                f"{step.where}: game_abandoned says nobody was connected from "
+                f"{e.idle_since:.3f}, which is after it was abandoned ({e.at:.3f})",
+            )
+        act = self.last_act
+        if act is not None and act.record.ts > e.idle_since:
+            self.problem(
+                "end",
+                f"{step.where}: game_abandoned says nobody was connected from {e.idle_since:.3f}, "
+                f"but {act.record.type} at {act.where} ({act.record.ts:.3f}) is a player acting "
+                "after that",
+            )
+
+    def final_totals(self, step: Step, totals: dict[int, int], g: Game) -> None:
+        """A game's last word on the totals: as the engine's rounds and the log's own add up."""
+        a = self.a
+        for seat in sorted(set(a.totals) | set(totals)):
+            want, got = a.totals.get(seat), totals.get(seat)
+            if want != got:
+                self.problem(
+                    "totals",
+                    f"final totals: {a.name(seat)}: the log records {got} at {step.where}; the "
+                    f"rules engine's rounds add up to {want}",
+                )
+            elif g.totals.get(seat) != got:
+                self.problem(
+                    "totals",
+                    f"final totals: {a.name(seat)}: {step.record.type} at {step.where} records "
+                    f"{got}, but the log's own round scores add up to {g.totals.get(seat)}",
+                )
+
+
+#: Events that are a seat's own action: someone was connected when they were logged (a
+#: ``player_skipped`` with no ``by`` is the table's, not a seat's).
+_SEAT_ACTS = (
+    ev.CardChosen,
+    ev.SpellWritten,
+    ev.BoardsMarked,
+    ev.Committed,
+    ev.Revealed,
+    ev.ProposalMade,
+    ev.VoteCast,
+    ev.PlayerDone,
+    ev.PlayerSkipped,
+    ev.PlayerKicked,
+    ev.GamePaused,
+    ev.GameResumed,
+)
 
 
 def _replay(audit: Audit) -> None:
@@ -688,6 +753,15 @@ def _replay(audit: Audit) -> None:
     while end and records[end - 1].batch:
         end -= 1
     _Replay(audit).run(records[:end])
+    # Events the rules do not allow (a seat not at the table, a word out of turn...): not verified.
+    steps = [(s, s.event) for s in audit.steps if s.event is not None]
+    illegal = first_illegal([e for _, e in steps])
+    if illegal is not None:
+        audit.fail(
+            "replay",
+            f"{steps[illegal[0]][0].where} is not legal under rules version {RULES_VERSION}: "
+            f"{illegal[1]}",
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -728,6 +802,12 @@ def audit(
             f"the game is unfinished: the log ends at seq {len(a.records) - 1} ({where}), "
             "with no game_ended record. A game still running, or a log cut at the end of a "
             "decision: only a receipt can tell these apart."
+        )
+    if a.abandoned is not None and "end" not in a.kinds:
+        a.notes.append(
+            "the game was abandoned (A7): the log does not record connections, so that nobody was "
+            "connected is the server's word; what the log can show agrees: no player acted after "
+            "the time it names"
         )
     if not a.receipts:
         a.notes.append(

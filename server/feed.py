@@ -7,7 +7,7 @@ made them public.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from protocol import events as ev
 from protocol.events import RULE_TEXT
@@ -36,6 +36,24 @@ def _names(g: Game, seats: Sequence[int]) -> str:
 
 def _signed(n: int) -> str:
     return f"+{n}" if n > 0 else str(n)
+
+
+def duration(seconds: float) -> str:
+    """A length of time as people say it: "45 seconds", "30 minutes", "2 hours 5 minutes"."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s} second" + ("" if s == 1 else "s")
+    m = s // 60
+    if m < 120:
+        return f"{m} minute" + ("" if m == 1 else "s")
+    h, m = divmod(m, 60)
+    return f"{h} hours" + (f" {m} minute" + ("" if m == 1 else "s") if m else "")
+
+
+def standings(name: Callable[[int], str], totals: dict[int, int]) -> str:
+    """The standings on one line, highest first (seat order on a tie): Ann 5, Bob 3, Cy 0."""
+    ranked = sorted(totals.items(), key=lambda st: (-st[1], st[0]))
+    return ", ".join(f"{name(s)} {t}" for s, t in ranked)
 
 
 def describe(g: Game, events: Sequence[ev.Event]) -> list[str]:
@@ -124,6 +142,11 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
             best = totals.get(winners[0], 0) if winners else 0
             won = "wins" if len(winners) == 1 else "win"
             return f"The game is over: {_names(g, winners)} {won} with {best} points."
+        case ev.GameAbandoned(idle_since=since, at=at, totals=totals):
+            return (
+                f"The game was abandoned: nobody was connected for {duration(at - since)}. "
+                f"Final standings: {standings(g.name, totals)}. Nobody wins an abandoned game."
+            )
     return None
 
 

@@ -278,4 +278,5 @@ def _game_view(table: Table, g: Game, checks: tuple[dict, dict], lists: bool = T
         results=list(table.results) if lists else [],
         winners=list(g.winners),
         spectators=table.spectators,
+        abandoned=g.abandoned,
     )

@@ -103,6 +103,13 @@ class PassHost(Command):
     reason: str
 
 
+class Abandon(Command):
+    """The room's, like Tick (no seat sends it): nobody has been connected since ``idle_since``
+    for the server's abandon time, so the game ends as abandoned (docs/RULES.md A7)."""
+
+    idle_since: float
+
+
 class Rejection(msgspec.Struct, frozen=True):
     """A refused command: a stable code for programs and a sentence for people."""
 
@@ -127,4 +134,5 @@ AnyCommand = (
     | Skip
     | Kick
     | PassHost
+    | Abandon
 )

@@ -604,6 +604,27 @@ def _pass_host(b: _Builder, c: cmd.PassHost) -> None:
     b.emit(ev.HostChanged(seat=c.to, reason=c.reason))
 
 
+def _abandon(b: _Builder, c: cmd.Abandon) -> None:
+    """A7: nobody was connected for a while: the game ends with no winner, scores as they stand.
+
+    Paused or not: a pause with nobody left to resume it is exactly what must not last forever.
+    """
+    g = b.g
+    if g.over:
+        raise Rejected("game_over", "The game is over.")
+    r = g.round
+    assert r is not None
+    b.emit(
+        ev.GameAbandoned(
+            round=r.number,
+            phase=g.phase,
+            idle_since=c.idle_since,
+            at=c.now,
+            totals=dict(g.totals),
+        )
+    )
+
+
 _HANDLERS: dict[type, Callable[[_Builder, object], None]] = {
     cmd.StartGame: _start,  # type: ignore[dict-item]
     cmd.ChooseCard: _choose,  # type: ignore[dict-item]
@@ -621,4 +642,5 @@ _HANDLERS: dict[type, Callable[[_Builder, object], None]] = {
     cmd.Skip: _skip,  # type: ignore[dict-item]
     cmd.Kick: _kick,  # type: ignore[dict-item]
     cmd.PassHost: _pass_host,  # type: ignore[dict-item]
+    cmd.Abandon: _abandon,  # type: ignore[dict-item]
 }

@@ -155,6 +155,14 @@ def evolve(state: Game | None, event: ev.Event) -> Game:
             g.turn = None
             g.deadline = None
             g.winners = tuple(winners)
+        case ev.GameAbandoned():
+            g.phase = "over"
+            g.turn = None
+            g.deadline = None
+            g.paused = False
+            g.paused_remaining = None
+            g.winners = ()
+            g.abandoned = True
         case _:
             raise ValueError(f"unknown event {event!r}")
     return g

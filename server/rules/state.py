@@ -84,6 +84,7 @@ class Game:
     paused: bool = False
     paused_remaining: float | None = None
     winners: tuple[int, ...] = ()
+    abandoned: bool = False  # over because nobody was connected (A7): no winners
 
     @property
     def seats(self) -> range:
