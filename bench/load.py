@@ -76,6 +76,20 @@ GEN_CPU_LIMIT = 90.0  # % of one core
 # ------------------------------------------------------------------ servers
 
 
+#: The load comes from one address, so the per-address limits (which keep one visitor from
+#: filling a server) are raised out of the way; the benchmark measures the game, not the limits.
+UNLIMITED = [
+    *("--max-connections", "100000"),
+    *("--max-connections-per-address", "100000"),
+    *("--max-rooms", "100000"),
+    *("--max-rooms-per-address", "100000"),
+    *("--rooms-per-minute", "1000000"),
+    *("--address-rate", "1000000000"),
+    *("--address-burst", "1000000000"),
+    *("--log-level", "warning"),
+]
+
+
 class Server:
     """A server subprocess; its stdout is drained in a thread (the last lines kept)."""
 
@@ -83,7 +97,7 @@ class Server:
         py = str(VENV_PY) if VENV_PY.exists() else sys.executable
         if kind == "conjure":
             base = shlex.split(cmd) if cmd else [py, "-m", "client.cli", "serve"]
-            argv = [*base, "--host", HOST, "--port", "0", "--replays", replays]
+            argv = [*base, "--host", HOST, "--port", "0", "--replays", replays, *UNLIMITED]
         else:
             base = shlex.split(cmd) if cmd else [py, str(BASELINE)]
             argv = [*base, "--host", HOST, "--port", "0"]

@@ -11,21 +11,26 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from protocol.deck import SHOWN_TEXT, Card
+from protocol.deck import Card, card_text_problem
 from protocol.events import Limits, Rule, Variant
+from protocol.names import MAX_NAME_LENGTH
+from protocol.text import unshown_problem
 
 PROTOCOL_VERSION = 1
 MAX_FRAME_BYTES = 64 * 1024
 
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=24, pattern=SHOWN_TEXT)]
+#: Only lengths on decode: the server enforces names (protocol.names) to answer ``bad_name``.
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)]
 RoomCode = Annotated[str, msgspec.Meta(min_length=4, max_length=4, pattern=r"^[A-Za-z]{4}$")]
 Password = Annotated[str, msgspec.Meta(max_length=64)]
 Token = Annotated[str, msgspec.Meta(min_length=16, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")]
 WordText = Annotated[str, msgspec.Meta(max_length=200)]  # the 40-character rule is a game rule
 Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
 Seat = Annotated[int, msgspec.Meta(ge=0, le=7)]
-ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=300, pattern=SHOWN_TEXT)]
-Reason = Annotated[str, msgspec.Meta(max_length=200, pattern=SHOWN_TEXT)]
+#: Chat texts and vote reasons are checked for unshown characters (protocol.text) by the
+#: ``__post_init__`` of the messages that carry them, which makes decoding refuse them.
+ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
+Reason = Annotated[str, msgspec.Meta(max_length=200)]
 Seconds = Annotated[float, msgspec.Meta(ge=5, le=3600)]
 
 
@@ -49,9 +54,32 @@ class RoomSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     custom_cards: Annotated[list[Card], msgspec.Meta(max_length=200)] = []
     limits: InLimits = InLimits()
     spectators: bool = True
+    #: Most spectators the room admits (the server may allow fewer: its --max-spectators).
+    max_spectators: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 20
 
 
 # ------------------------------------------------------------------ client -> server
+
+
+def chat_problem(text: str) -> str | None:
+    """Why ``text`` cannot be sent as chat, or None (emoji joiners and selectors are fine)."""
+    return unshown_problem(text, "Chat text", emoji=True)
+
+
+def reason_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a vote reason, or None."""
+    return unshown_problem(text, "The vote reason")
+
+
+def _check_cards(settings: RoomSettings) -> None:
+    """Raise ValueError (a ValidationError when decoding) for a custom card with unshown text.
+
+    Checked on the inbound messages, not on ``Card`` itself, so views and logs decode whatever
+    this Python's Unicode tables say about characters assigned later.
+    """
+    for i, card in enumerate(settings.custom_cards, 1):
+        if problem := card_text_problem(card.text, f"Custom card {i}'s text"):
+            raise ValueError(problem)
 
 
 class ClientMsg(
@@ -69,6 +97,9 @@ class CreateRoom(ClientMsg, tag="create_room"):
     name: Name
     password: Password | None = None
     settings: RoomSettings = RoomSettings()
+
+    def __post_init__(self) -> None:
+        _check_cards(self.settings)
 
 
 class JoinRoom(ClientMsg, tag="join_room"):
@@ -89,6 +120,9 @@ class Watch(ClientMsg, tag="watch"):
 
 class ChangeSettings(ClientMsg, tag="change_settings"):
     settings: RoomSettings
+
+    def __post_init__(self) -> None:
+        _check_cards(self.settings)
 
 
 class SeatOrder(ClientMsg, tag="seat_order"):
@@ -135,6 +169,10 @@ class CastVote(ClientMsg, tag="vote"):
     yes: bool
     reason: Reason = ""
 
+    def __post_init__(self) -> None:
+        if problem := reason_problem(self.reason):
+            raise ValueError(problem)
+
 
 class ReviewDone(ClientMsg, tag="done"):
     pass
@@ -162,6 +200,10 @@ class Leave(ClientMsg, tag="leave"):
 
 class SendChat(ClientMsg, tag="chat"):
     text: ChatText
+
+    def __post_init__(self) -> None:
+        if problem := chat_problem(self.text):
+            raise ValueError(problem)
 
 
 AnyClientMsg = (
@@ -285,6 +327,8 @@ class View(msgspec.Struct, kw_only=True):
     results: list[ResultView] = []
     winners: list[int] = []
     spectators: int = 0
+    #: ``phase`` is ``over`` because nobody was connected for a while (docs/RULES.md A7): no winners
+    abandoned: bool = False
 
 
 class ServerMsg(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):

@@ -18,23 +18,41 @@ import trio
 
 from protocol.events import RULES_VERSION
 from protocol.messages import PROTOCOL_VERSION
+from server import settings, tlscert
 from server.config import ServerConfig
 from server.gctuning import tune_for_serving
 from server.netinfo import addresses_for, url_host
 from server.service import GameServer
 
+DEFAULT_HOST = "0.0.0.0"
+DEFAULT_PORT = 8765
+DEFAULT_REPLAYS = Path("replays")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default: all)")
-    parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 = any free)")
+    parser.add_argument("--host", default=None, help="address to listen on (default: all)")
+    parser.add_argument("--port", type=int, default=None, help="port (default 8765; 0 = any free)")
     parser.add_argument(
         "--replays",
         type=Path,
-        default=Path("replays"),
+        default=None,
         help="directory of game logs; unfinished games in it resume (default: replays/)",
     )
     parser.add_argument("--tls-cert", type=Path, help="certificate chain (PEM) to serve wss://")
     parser.add_argument("--tls-key", type=Path, help="private key (PEM) for --tls-cert")
+    parser.add_argument(
+        "--tls-self-signed",
+        action="store_true",
+        help="serve wss:// with this server's own certificate, made on the first start and kept"
+        " (players pin its fingerprint, printed in the join lines)",
+    )
+    parser.add_argument(
+        "--tls-dir",
+        type=Path,
+        help="where --tls-self-signed keeps its certificate (default: server-tls in the state"
+        " directory)",
+    )
+    settings.add_arguments(parser)
 
 
 def ssl_context(cert: Path, key: Path) -> ssl.SSLContext:
@@ -43,32 +61,40 @@ def ssl_context(cert: Path, key: Path) -> ssl.SSLContext:
     return ctx
 
 
-def banner(server: GameServer) -> list[str]:
-    """The lines a host reads at start: where to connect and how."""
+def banner(server: GameServer, fingerprint: str | None = None) -> list[str]:
+    """The lines a host reads at start: where to connect and how (and which certificate to pin)."""
     cfg = server.config
     scheme = "wss" if cfg.ssl_context is not None else "ws"
     report = server.report
     lines = [
         f"Conjure server (protocol {PROTOCOL_VERSION}, rules version {RULES_VERSION})",
         f"game logs in {cfg.replays.resolve()}: {len(report.resumed)} unfinished game(s) resumed,"
-        f" {report.finished} finished, {len(report.refused)} refused",
+        f" {report.finished} finished, {len(report.refused)} refused,"
+        f" {len(report.skipped)} skipped (not game logs)",
         "Players join with one of:",
     ]
+    if fingerprint is not None:
+        lines.insert(-1, f"certificate fingerprint {fingerprint}")
+    pin = "" if fingerprint is None else f" --pin {fingerprint}"
     for addr in addresses_for(cfg.host):
         url = f"{scheme}://{url_host(addr)}:{server.port}"
-        lines.append(f"  conjure play {url} --name YOU --create")
-        lines.append(f"  conjure play {url} --name YOU --room CODE")
+        lines.append(f"  conjure play {url}{pin} --name YOU --create")
+        lines.append(f"  conjure play {url}{pin} --name YOU --room CODE")
     lines.append(f"listening on {scheme}://{url_host(cfg.host)}:{server.port}")
     return lines
 
 
-async def main(config: ServerConfig) -> int:
+async def main(
+    config: ServerConfig, fingerprint: str | None = None, started: list[bool] | None = None
+) -> int:
     server = GameServer(config)
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.run)
+            if started is not None:
+                started.append(True)  # from here on an OSError is not "cannot listen"
             tune_for_serving()
-            for line in banner(server):
+            for line in banner(server, fingerprint):
                 config.say(line)
 
             async def stop_on_signal() -> None:
@@ -85,22 +111,57 @@ async def main(config: ServerConfig) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        chosen = settings.overrides(args)
+    except settings.SettingsError as exc:
+        print(f"conjure serve: {exc}", file=sys.stderr)
+        return 2
+    settings.setup_logging(chosen.pop("log_level", "info"))
+    # The command line wins over the file, the file over the defaults.
+    args.host = args.host or chosen.pop("host", None) or DEFAULT_HOST
+    port = chosen.pop("port", None)
+    args.port = args.port if args.port is not None else DEFAULT_PORT if port is None else port
+    replays = chosen.pop("replays", None)
+    args.replays = args.replays or replays or DEFAULT_REPLAYS
+    chosen.pop("host", None)
     if (args.tls_cert is None) != (args.tls_key is None):
         print("conjure serve: give both --tls-cert and --tls-key, or neither", file=sys.stderr)
         return 2
+    if args.tls_self_signed and args.tls_cert is not None:
+        print("conjure serve: --tls-self-signed and --tls-cert exclude each other", file=sys.stderr)
+        return 2
+    if args.tls_dir is not None and not args.tls_self_signed:
+        print("conjure serve: --tls-dir goes with --tls-self-signed", file=sys.stderr)
+        return 2
     ctx = None
-    if args.tls_cert is not None:
-        try:
-            ctx = ssl_context(args.tls_cert, args.tls_key)
-        except (OSError, ssl.SSLError) as exc:
-            print(f"conjure serve: cannot load the certificate: {exc}", file=sys.stderr)
-            return 2
-    config = ServerConfig(replays=args.replays, host=args.host, port=args.port, ssl_context=ctx)
+    fingerprint = None
+    cert, key = args.tls_cert, args.tls_key
     try:
-        return trio.run(main, config)
+        if args.tls_self_signed:
+            made = tlscert.self_signed(
+                args.tls_dir or tlscert.default_tls_dir(), tlscert.server_names(args.host)
+            )
+            cert, key = made.cert, made.key
+            how = "made a new" if made.created else "using the"
+            print(f"{how} self-signed certificate in {made.cert.parent.resolve()}", flush=True)
+        if cert is not None:
+            fingerprint = tlscert.fingerprint_of(cert)
+            ctx = ssl_context(cert, key)
+    except tlscert.TlsCertError as exc:
+        print(f"conjure serve: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, ssl.SSLError) as exc:
+        print(f"conjure serve: cannot load the certificate: {exc}", file=sys.stderr)
+        return 2
+    config = ServerConfig(
+        replays=args.replays, host=args.host, port=args.port, ssl_context=ctx, **chosen
+    )
+    started: list[bool] = []
+    try:
+        return trio.run(main, config, fingerprint, started)
     except (OSError, BaseExceptionGroup) as exc:
         found = _first_oserror(exc)
-        if found is None:
+        if found is None or started:
             raise
         print(f"conjure serve: cannot listen on {args.host}:{args.port}: {found}", file=sys.stderr)
         return 1

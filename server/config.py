@@ -1,6 +1,8 @@
 """The server's knobs in one frozen place, with the defaults a LAN party wants.
 
-Tests shrink the time-related ones (grace periods, heartbeats, ``limit_scale``) to stay fast.
+Tests shrink the time-related ones (grace periods, heartbeats, ``limit_scale``) to stay fast, and the
+benchmarks raise the limits. Every limit here has a ``conjure serve`` option and a key of the same
+name in a ``--config`` TOML file (``server.settings``); docs/SERVING.md lists them with their defaults.
 """
 
 from __future__ import annotations
@@ -34,10 +36,66 @@ class ServerConfig:
     outbound_queue: int = 64
     #: Multiplies every phase limit when a game starts (tests use small values for fast clocks).
     limit_scale: float = 1.0
-    #: A room nobody is connected to closes after this long (games in progress never close).
-    idle_close: float = 600.0
-    max_rooms: int = 1000
+
+    # -- limits per source address (a home router's whole party shares one address) --
+    #: Open connections from one address (handshakes in progress included).
+    max_connections_per_address: int = 32
+    #: Messages per second summed over one address's connections, and the burst allowed.
+    address_rate: float = 60.0
+    address_burst: float = 120.0
+    #: Rooms one address may create in any 60 seconds.
+    rooms_per_minute: int = 10
+    #: Live rooms created by one address at once.
+    max_rooms_per_address: int = 8
+
+    # -- server-wide limits (also kept within the open-file budget, see server.fdbudget) --
+    max_connections: int = 2000
+    max_rooms: int = 500
+    #: Most spectators a room admits; a host may set a lower number in the room settings.
+    max_spectators: int = 50
+
+    # -- how long things may sit idle --
+    #: Seconds a new connection has to say hello.
+    hello_timeout: float = 10.0
+    #: Seconds a greeted connection may stay without creating, joining or watching a room.
+    roomless_timeout: float = 300.0
+    #: A lobby nobody is connected to closes after this long.
+    lobby_idle_close: float = 90.0
+    #: A room whose game is over closes this long after its last viewer went.
+    idle_close: float = 300.0
+    #: A started game with no connected player for this long ends as abandoned.
+    abandon_after: float = 1800.0
+    #: Seconds between tries to write a game log again after an append failed (disk full).
+    log_retry: float = 5.0
+    #: Spectators are sent at most one update per this many seconds (changes in between coalesce).
+    spectator_interval: float = 0.25
+    #: Seconds TCP+WebSocket handshakes may take before the socket is closed.
+    handshake_timeout: float = 10.0
+
     #: Seconds connections get to say goodbye at shutdown.
     shutdown_grace: float = 2.0
     clock: Callable[[], float] = time.time
     say: Callable[[str], None] = _say
+
+
+#: The fields ``--config FILE`` and the command line may set, with their types.
+TUNABLE: dict[str, type] = {
+    "host": str,
+    "port": int,
+    "host_grace": float,
+    "rate": float,
+    "burst": float,
+    "max_connections_per_address": int,
+    "address_rate": float,
+    "address_burst": float,
+    "rooms_per_minute": int,
+    "max_rooms_per_address": int,
+    "max_connections": int,
+    "max_rooms": int,
+    "max_spectators": int,
+    "hello_timeout": float,
+    "roomless_timeout": float,
+    "lobby_idle_close": float,
+    "idle_close": float,
+    "abandon_after": float,
+}

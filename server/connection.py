@@ -1,4 +1,4 @@
-"""One client connection: its bounded outbound queue, writer, heartbeat and rate limit.
+"""One client connection: its bounded outbound queue, writer and heartbeat.
 
 The room never awaits a client: it hands encoded messages to :meth:`Connection.send`, which
 writes them to the socket at once when the socket has room (:mod:`server.directsend`) and
@@ -28,6 +28,7 @@ CLOSE_NORMAL = 1000
 CLOSE_GOING_AWAY = 1001
 CLOSE_PROTOCOL = 1002
 CLOSE_POLICY = 1008
+CLOSE_TRY_LATER = 1013
 
 _ids = itertools.count(1)
 
@@ -35,25 +36,6 @@ _ids = itertools.count(1)
 def encode(msg: ServerMsg) -> str:
     """The text frame for a message."""
     return encoder.encode(msg).decode("utf-8")
-
-
-class TokenBucket:
-    """``rate`` messages a second on average, bursts up to ``burst``."""
-
-    def __init__(self, rate: float, burst: float) -> None:
-        self.rate = rate
-        self.burst = burst
-        self.tokens = burst
-        self.stamp = trio.current_time()
-
-    def take(self) -> bool:
-        now = trio.current_time()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import unicodedata
 from collections.abc import Container
 from dataclasses import dataclass, field
 from random import Random
@@ -18,6 +17,7 @@ from random import Random
 from protocol.deck import Card, DeckError, clean_card_text, default_deck
 from protocol.events import COLOURS, PlayerInfo
 from protocol.messages import RoomSettings
+from protocol.names import BadName, enforce_name, look_alike
 from server.rules.decide import MAX_PLAYERS, MIN_PLAYERS
 
 #: Room code letters: no I/L (look like 1), O (0), U/V (like each other).
@@ -66,16 +66,12 @@ def new_game_id() -> str:
     return "g" + secrets.token_hex(8)
 
 
-def name_key(name: str) -> str:
-    """Names are unique case-insensitively and up to Unicode look-alike forms."""
-    return unicodedata.normalize("NFKC", name).casefold()
-
-
 def clean_name(name: str) -> str:
-    cleaned = " ".join(name.split())
-    if not cleaned:
-        raise RoomError("bad_name", "A name needs at least one visible character.")
-    return cleaned
+    """The name as it will be stored and shown (PRECIS Nickname, see protocol.names)."""
+    try:
+        return enforce_name(name)
+    except BadName as exc:
+        raise RoomError("bad_name", str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -144,8 +140,11 @@ class Lobby:
     def join(self, name: str) -> tuple[LobbySeat, str]:
         """Seat a new player; returns the seat and its secret token."""
         name = clean_name(name)
-        if any(name_key(s.name) == name_key(name) for s in self.seats):
+        other = look_alike(name, (s.name for s in self.seats))
+        if other == name:
             raise RoomError("name_taken", f"Someone in this room is already called {name!r}.")
+        if other is not None:
+            raise RoomError("name_taken", f"{name} looks like {other}, who is already here.")
         if len(self.seats) >= MAX_PLAYERS:
             raise RoomError("room_full", f"The room is full ({MAX_PLAYERS} players).")
         used = {s.colour for s in self.seats}
@@ -224,6 +223,7 @@ def clean_settings(settings: RoomSettings) -> RoomSettings:
         custom_cards=cards,
         limits=settings.limits,
         spectators=settings.spectators,
+        max_spectators=settings.max_spectators,
     )
 
 

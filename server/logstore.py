@@ -12,22 +12,29 @@ where ``canonical`` is ``msgspec.json.encode(obj, order="sorted")`` and
 so a batch of n records counts n-1, n-2, ..., 0. ``read_log`` accepts only whole batches: a
 batch that a crash cut short is treated as part of the torn tail and recovered away with it.
 
-The file functions here (``read_log``, ``recover_torn_tail``, ``open_for_append``) block; call them
-from Trio through ``trio.to_thread.run_sync`` (``open_writer`` does so). ``LogWriter.append`` writes
-and fsyncs in a worker thread, batched with other logs' appends (``server.groupsync``).
+Logs are read line by line (``read_log``), never whole: a line longer than ``MAX_LINE_BYTES`` is
+damage, so memory is bounded by that, not by the file. After a failed append (a full disk),
+``reopen_after_failure`` moves the unacknowledged bytes aside and continues the durable records.
+
+The file functions here (``read_log``, ``recover_torn_tail``, ``open_for_append``,
+``reopen_after_failure``) block; call them from Trio through ``trio.to_thread.run_sync``
+(``open_writer`` and ``reopen_writer`` do so). ``LogWriter.append`` writes and fsyncs in a worker
+thread, batched with other logs' appends (``server.groupsync``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import math
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, BinaryIO
 
 import msgspec
 import trio
@@ -38,6 +45,7 @@ from server.groupsync import AppendFailed, group_sync, write_all
 __all__ = [
     "DOMAIN_TAG",
     "GENESIS",
+    "MAX_LINE_BYTES",
     "LogCorrupt",
     "LogError",
     "LogFailure",
@@ -49,10 +57,13 @@ __all__ = [
     "canonical",
     "chain_hash",
     "encode_record",
+    "first_record",
     "open_for_append",
     "open_writer",
     "read_log",
     "recover_torn_tail",
+    "reopen_after_failure",
+    "reopen_writer",
     "verify_receipt",
 ]
 
@@ -113,7 +124,11 @@ class LogCorrupt(LogError):
 
 
 class LogFailure(LogError):
-    """A write or fsync failed: the writer is broken for good (retrying an fsync can lie)."""
+    """A write or fsync failed: the writer is broken for good (retrying an fsync can lie).
+
+    The log itself can go on: ``reopen_after_failure`` gives a fresh writer once the cause (say a
+    full disk) is gone, or ``LogWriter.discard`` removes a log that never got a durable record.
+    """
 
 
 class LogLocked(LogError):
@@ -186,7 +201,8 @@ class LogWriter:
 
     Build with ``open_for_append`` (sync) or ``open_writer`` (from Trio). Appends are serialised;
     each returns only after its bytes are fsync'd. Any write/fsync error raises ``LogFailure`` and
-    breaks the writer for good: the caller must stop the game and recover from the file.
+    breaks the writer for good: the caller closes it and continues with ``reopen_after_failure``
+    (or, if nothing was ever durable, ``discard``s the log).
     """
 
     def __init__(
@@ -273,6 +289,11 @@ class LogWriter:
             seq += 1
             record = build_record(prev, seq, ts, type_, data, batch=len(items) - 1 - i)
             line = encode_record(record)
+            if len(line) > MAX_LINE_BYTES + 1:
+                raise ValueError(
+                    f"record {type_!r} is {len(line) - 1} bytes; a log line holds at most "
+                    f"{MAX_LINE_BYTES}"
+                )
             # NaN, tuples, non-str keys, Structs... would be stored as something else: refuse.
             if _DECODER.decode(line).data != data:
                 raise ValueError(f"data for {type_!r} does not round-trip through JSON: {data!r}")
@@ -302,6 +323,34 @@ class LogWriter:
         if not self._busy:
             self._release()
 
+    def discard(self) -> None:
+        """Close the log and delete its file: for a game whose first append failed.
+
+        Only while nothing in it is durable (``last_seq`` -1) and no append is in flight; a log
+        with a durable record is never deleted (``LogError``). Whatever bytes a failed first
+        write left are never acknowledged, so they go with the file. The file is unlinked only
+        if it is still the one this writer opened; then its directory is synced. Call it instead
+        of ``close``, on an open (possibly broken) writer.
+        """
+        if self._closed:
+            raise trio.ClosedResourceError(f"{self._path}: writer is closed")
+        if self._last_seq != -1:
+            raise LogError(
+                f"{self._path}: holds durable records (up to seq {self._last_seq}); "
+                "a log with records is never deleted"
+            )
+        if self._busy:
+            raise LogError(f"{self._path}: an append is in flight")
+        try:
+            own = os.fstat(self._fd)
+            with contextlib.suppress(FileNotFoundError):
+                now = os.stat(self._path, follow_symlinks=False)
+                if (now.st_dev, now.st_ino) == (own.st_dev, own.st_ino):
+                    os.unlink(self._path)
+                    _fsync_dir(self._path.parent)
+        finally:
+            self.close()
+
     def __enter__(self) -> LogWriter:
         return self
 
@@ -318,13 +367,17 @@ def open_for_append(path: str | os.PathLike[str], records: Sequence[LogRecord] =
     from Trio use ``open_writer``.
     """
     path = Path(path)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+    # O_NONBLOCK: a FIFO put in the log's place fails at once instead of hanging the open; it
+    # changes nothing for a regular file.
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
     # An existing log must exist; only an empty one may be created here.
     fd = os.open(path, flags if records else flags | os.O_CREAT, 0o644)
     try:
         _lock(fd, path)
-        stat = os.fstat(fd)
-        size = stat.st_size
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise LogError(f"{path}: not a regular file")
+        size = st.st_size
         if records:
             last = records[-1]
             if last.batch:
@@ -355,7 +408,7 @@ def open_for_append(path: str | os.PathLike[str], records: Sequence[LogRecord] =
     except BaseException:
         os.close(fd)
         raise
-    return LogWriter(path, fd, last_seq, last_hash, shared_sync_device(stat.st_dev))
+    return LogWriter(path, fd, last_seq, last_hash, shared_sync_device(st.st_dev))
 
 
 async def open_writer(path: str | os.PathLike[str], records: Sequence[LogRecord] = ()) -> LogWriter:
@@ -366,18 +419,32 @@ async def open_writer(path: str | os.PathLike[str], records: Sequence[LogRecord]
 # ---------------------------------------------------------------------------------------------
 # Reading and recovery
 
+#: Longest line (without its newline) a log may hold. No legal record comes near it (a game's
+#: biggest, ``game_started``, is a few kilobytes); a longer line is damage, so a reader never holds
+#: more than this much of one line in memory, whatever the file's size.
+MAX_LINE_BYTES = 1 << 20
+#: How much of a file is read at once off the common path (a torn tail, a copy into ``.torn``).
+_CHUNK = 1 << 20
+_EMPTY_SHA256 = hashlib.sha256().hexdigest()
+
 
 @dataclass(frozen=True)
 class LogReadResult:
-    """A verified log: its good records and, if the last write was torn, where the tail is."""
+    """A verified log: its good records and, if the last write was torn, where the tail is.
+
+    The torn bytes are not kept in memory (a tail may be as big as the file): ``tail`` reads them
+    again, and ``tail_sha256`` is what lets ``recover_torn_tail`` refuse a file that changed.
+    """
 
     path: Path
     records: list[LogRecord]
     valid_end: int  #: byte offset where the verified prefix ends
     size: int  #: file size when read
-    #: the torn bytes (file[valid_end:size]), incomplete batch included; empty if none
-    tail: bytes = b""
     torn_reason: str | None = None
+    #: SHA-256 (hex) of the torn bytes ``file[valid_end:size]`` as they were read
+    tail_sha256: str = _EMPTY_SHA256
+    #: ``(st_dev, st_ino)`` of the file that was read
+    file_id: tuple[int, int] | None = None
 
     @property
     def torn(self) -> bool:
@@ -387,12 +454,34 @@ class LogReadResult:
     def last_hash(self) -> str:
         return self.records[-1].hash if self.records else GENESIS
 
+    @property
+    def tail(self) -> bytes:
+        """The torn bytes (incomplete batch included; empty if none), read again from the file.
+
+        Raises ``LogError`` if they are no longer what was read. Reads the whole tail into memory:
+        for tests and small tails; ``recover_torn_tail`` copies it in chunks instead.
+        """
+        if not self.torn:
+            return b""
+        with _open_regular(self.path) as f:
+            f.seek(self.valid_end)
+            data = f.read(self.size - self.valid_end)
+        if len(data) != self.size - self.valid_end or _sha256(data) != self.tail_sha256:
+            raise LogError(f"{self.path}: changed since it was read; read it again")
+        return data
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
 
 def _damage(line: bytes) -> tuple[LogRecord | None, str | None]:
     """Check a line (without its newline) on its own: a record, canonical, its hash right.
 
     Failures here are what a torn write leaves; a record that passes is self-consistent.
     """
+    if len(line) > MAX_LINE_BYTES:
+        return None, f"line longer than {MAX_LINE_BYTES} bytes (no record is that long)"
     try:
         record = _DECODER.decode(line)
     except msgspec.ValidationError as exc:
@@ -411,53 +500,117 @@ def _damage(line: bytes) -> tuple[LogRecord | None, str | None]:
 _RECORD_START = b'{"batch":'
 
 
-def _sound_record_after(tail: bytes) -> bool:
+class _SoundRecordAfter:
     """Whether a sound record (see ``_damage``) starts anywhere after the first bad line's start.
 
-    Tries every later line, and every point in a line where ``{"batch":`` begins: a line whose
-    newline was overwritten merges with the next record, which stays sound. A crash cannot
-    leave a whole sound record after damage, so one found there means tampering or bit rot.
-    Only runs on the error path.
+    Fed the file from the start of that line on, in chunks of any size. Tries every later line,
+    and every point in a line where ``{"batch":`` begins: a line whose newline was overwritten
+    merges with the next record, which stays sound. A crash cannot leave a whole sound record
+    after damage, so one found there means tampering or bit rot. Only runs on the error path.
+
+    Memory is bounded by ``MAX_LINE_BYTES``: of a longer line only its last ``MAX_LINE_BYTES``
+    are kept, since a sound record is never longer and runs to the end of its line.
     """
-    for n, line in enumerate(tail.split(b"\n")):
-        if n and _damage(line)[0] is not None:
-            return True
-        i = line.find(_RECORD_START, 1)
-        while i > 0:
-            if _damage(line[i:])[0] is not None:
-                return True
-            i = line.find(_RECORD_START, i + 1)
-    return False
+
+    def __init__(self) -> None:
+        self.found = False
+        self._line = bytearray()  #: the current line's last MAX_LINE_BYTES bytes
+        self._length = 0  #: the current line's length so far
+        self._first = True  #: the current line is the bad line itself
+
+    def feed(self, chunk: bytes) -> None:
+        start = 0
+        while not self.found:
+            nl = chunk.find(b"\n", start)
+            piece = chunk[start:] if nl < 0 else chunk[start:nl]
+            self._line += piece
+            self._length += len(piece)
+            if len(self._line) > MAX_LINE_BYTES:
+                del self._line[: len(self._line) - MAX_LINE_BYTES]
+            if nl < 0:
+                return
+            self._end_of_line()
+            start = nl + 1
+
+    def finish(self) -> bool:
+        """The answer, once the whole rest of the file was fed (the last line needs no newline)."""
+        if not self.found:
+            self._end_of_line()
+        return self.found
+
+    def _end_of_line(self) -> None:
+        window = bytes(self._line)
+        at_start = self._length == len(window)  #: the window is the whole line
+        if at_start and not self._first and _damage(window)[0] is not None:
+            self.found = True
+        else:
+            i = window.find(_RECORD_START, 1 if at_start else 0)
+            while i >= 0 and not self.found:
+                self.found = _damage(window[i:])[0] is not None
+                i = window.find(_RECORD_START, i + 1)
+        self._line.clear()
+        self._length = 0
+        self._first = False
 
 
-def read_log(path: str | os.PathLike[str]) -> LogReadResult:
-    """Parse and verify a whole log; the first bad line decides.
+def _open_regular(path: Path) -> BinaryIO:
+    """Open ``path`` for buffered reading; refuse what is not a regular file.
 
-    A bad line that is damaged (not JSON, not canonical, wrong shape, hash wrong, no newline)
-    with no sound record starting after it is a torn tail: the result carries it. Anything else
-    is ``LogCorrupt``: damage with a sound record after it, or a sound record in the wrong place
-    (wrong seq, prev or batch count: a crash cannot forge a hash, so only an edit makes one).
-
-    Only whole batches are returned: if the last good record has ``batch`` > 0, its batch was cut
-    short by a crash, and every record of that batch joins the torn tail (``valid_end`` moves
-    back to where the batch starts).
+    ``O_NONBLOCK`` so that a FIFO (or a device) put where a log was expected cannot hang the
+    reader in ``open``; it changes nothing for a regular file.
     """
-    path = Path(path)
-    buf = path.read_bytes()
-    size = len(buf)
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return os.fdopen(fd, "rb", buffering=_CHUNK)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+@dataclass
+class _BadLine:
+    offset: int  #: where the line starts
+    line: int  #: 1-based line number
+    reason: str
+    damaged: bool  #: damaged on its own (torn-looking), not a sound record in the wrong place
+
+
+@dataclass
+class _Prefix:
+    """What ``_verify`` found: the good records, where they end, and the first bad line."""
+
+    records: list[LogRecord]
+    end: int  #: byte offset after the last good record
+    batch_pos: int  #: where the last (possibly incomplete) batch starts
+    batch_seq: int  #: seq of its first record
+    incomplete: bool  #: the last good record expects more of its batch
+    bad: _BadLine | None = None
+
+
+def _verify(f: BinaryIO, limit: int | None = None) -> _Prefix:
+    """Check lines from the start of ``f`` until the first bad one, the end, or ``limit`` records.
+
+    Each line is read with a bounded ``readline``: a longer one is damage, never held whole.
+    """
     records: list[LogRecord] = []
     prev = GENESIS
     pos = 0
-    lineno = 0
     #: the ``batch`` the next record must carry; None after a batch ends (any count starts one)
     want: int | None = None
     batch_pos = batch_seq = 0  #: where the current batch starts: byte offset and seq
-    torn: tuple[int, str] | None = None  #: (offset, reason) of a torn line, if any
-    while pos < size:
-        lineno += 1
+    while limit is None or len(records) < limit:
+        raw = f.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            break
         seq = len(records)
-        nl = buf.find(b"\n", pos)
-        record, damage = _damage(buf[pos : size if nl < 0 else nl])
+        lineno = seq + 1
+        newline = raw.endswith(b"\n")
+        record, damage = _damage(raw[:-1] if newline else raw)
         reason: str | None = damage
         if record is not None:
             if record.seq != seq:
@@ -473,35 +626,114 @@ def read_log(path: str | os.PathLike[str]) -> LogReadResult:
                     f"batch {want} expected (line {lineno - 1} has batch {want + 1}), "
                     f"found {record.batch}"
                 )
-            elif nl < 0:
+            elif not newline:
                 damage = reason = "missing trailing newline"
-        if reason is None:
-            assert record is not None
-            if want is None:
-                batch_pos, batch_seq = pos, seq
-            records.append(record)
-            prev = record.hash
-            want = record.batch - 1 if record.batch else None
-            pos = nl + 1
-            continue
-        if damage is not None and not _sound_record_after(buf[pos:]):
-            torn = (pos, f"line {lineno} (seq {seq}): {reason}")
+        if reason is not None:
+            bad = _BadLine(pos, lineno, reason, damage is not None)
+            return _Prefix(records, pos, batch_pos, batch_seq, want is not None, bad)
+        assert record is not None
+        if want is None:
+            batch_pos, batch_seq = pos, seq
+        records.append(record)
+        prev = record.hash
+        want = record.batch - 1 if record.batch else None
+        pos += len(raw)
+    return _Prefix(records, pos, batch_pos, batch_seq, want is not None)
+
+
+def _scan_tail(f: BinaryIO, start: int, check_from: int | None) -> tuple[bool, int, str]:
+    """Read ``f`` from ``start`` to its end in chunks: (a sound record after ``check_from``?,
+    end offset, SHA-256 of the bytes read). Stops early once a sound record is found."""
+    f.seek(start)
+    digest = hashlib.sha256()
+    scan = _SoundRecordAfter() if check_from is not None else None
+    pos = start
+    while True:
+        chunk = f.read(_CHUNK)
+        if not chunk:
             break
-        raise LogCorrupt(path, lineno, seq, pos, reason)
-    if want is not None:
+        digest.update(chunk)
+        if scan is not None and check_from is not None and pos + len(chunk) > check_from:
+            scan.feed(chunk[max(0, check_from - pos) :])
+            if scan.found:
+                return True, pos + len(chunk), digest.hexdigest()
+        pos += len(chunk)
+    found = scan.finish() if scan is not None else False
+    return found, pos, digest.hexdigest()
+
+
+def read_log(path: str | os.PathLike[str]) -> LogReadResult:
+    """Parse and verify a whole log, line by line; the first bad line decides.
+
+    A bad line that is damaged (not JSON, not canonical, wrong shape, hash wrong, longer than
+    ``MAX_LINE_BYTES``, no newline) with no sound record starting after it is a torn tail: the
+    result says where it starts. Anything else is ``LogCorrupt``: damage with a sound record after
+    it, or a sound record in the wrong place (wrong seq, prev or batch count: a crash cannot forge
+    a hash, so only an edit makes one).
+
+    Only whole batches are returned: if the last good record has ``batch`` > 0, its batch was cut
+    short by a crash, and every record of that batch joins the torn tail (``valid_end`` moves
+    back to where the batch starts).
+
+    Memory: the records, plus at most ``MAX_LINE_BYTES`` of the file at a time. The bytes after a
+    bad line are read (in chunks) only to tell a torn tail from corruption. Refuses a path that is
+    not a regular file (OSError), without blocking on a FIFO.
+    """
+    path = Path(path)
+    with _open_regular(path) as f:
+        st = os.fstat(f.fileno())
+        file_id = (st.st_dev, st.st_ino)
+        p = _verify(f)
+        records, bad = p.records, p.bad
+        tail_start = p.batch_pos if p.incomplete else p.end
+        torn: str | None = None
+        size, digest = p.end, _EMPTY_SHA256
+        if bad is not None:
+            found = True
+            if bad.damaged:
+                found, size, digest = _scan_tail(f, tail_start, bad.offset)
+            if found:
+                raise LogCorrupt(path, bad.line, len(records), bad.offset, bad.reason)
+            torn = f"line {bad.line} (seq {len(records)}): {bad.reason}"
+        elif p.incomplete:
+            _, size, digest = _scan_tail(f, tail_start, None)
+    if p.incomplete:
         # The last good record expects more of its batch: a crash cut the batch short, so the
         # whole batch joins the torn tail (an append is all or nothing).
-        total = records[batch_seq].batch + 1
+        total = records[p.batch_seq].batch + 1
         reason = (
-            f"line {batch_seq + 1} (seq {batch_seq}): incomplete batch: "
-            f"{len(records) - batch_seq} of {total} records written"
+            f"line {p.batch_seq + 1} (seq {p.batch_seq}): incomplete batch: "
+            f"{len(records) - p.batch_seq} of {total} records written"
         )
         if torn is not None:
-            reason += f"; then {torn[1]}"
-        return LogReadResult(path, records[:batch_seq], batch_pos, size, buf[batch_pos:], reason)
+            reason += f"; then {torn}"
+        kept = records[: p.batch_seq]
+        return LogReadResult(path, kept, p.batch_pos, size, reason, digest, file_id)
     if torn is not None:
-        return LogReadResult(path, records, torn[0], size, buf[torn[0] :], torn[1])
-    return LogReadResult(path, records, size, size)
+        return LogReadResult(path, records, p.end, size, torn, digest, file_id)
+    return LogReadResult(path, records, size, size, None, _EMPTY_SHA256, file_id)
+
+
+def first_record(fd: int) -> tuple[LogRecord | None, str]:
+    """The record on the first line of an open file, if that line is a sound first record.
+
+    Reads at most ``MAX_LINE_BYTES`` + 1 bytes (with ``pread``: the file's offset is untouched),
+    so a huge file or garbage costs no more than that. The line must pass ``_damage`` and be seq 0
+    with ``prev`` GENESIS; its newline may be missing (a crash in the first append). Returns
+    ``(record, "")`` or ``(None, why not)``.
+    """
+    head = os.pread(fd, MAX_LINE_BYTES + 1, 0)
+    if not head:
+        return None, "the file is empty"
+    nl = head.find(b"\n")
+    record, damage = _damage(head if nl < 0 else head[:nl])
+    if record is None:
+        return None, damage or "not a log record"
+    if record.seq != 0:
+        return None, f"its seq is {record.seq}, not 0"
+    if record.prev != GENESIS:
+        return None, "prev of the first record is not 64 zeros"
+    return record, ""
 
 
 def _create_torn_file(path: Path) -> tuple[Path, int]:
@@ -516,38 +748,135 @@ def _create_torn_file(path: Path) -> tuple[Path, int]:
             n += 1
 
 
+def _hash_range(fd: int, start: int, end: int, out: int | None = None) -> str:
+    """SHA-256 of ``fd``'s bytes ``[start, end)``, read in chunks; also written to ``out``."""
+    digest = hashlib.sha256()
+    pos = start
+    while pos < end:
+        chunk = os.pread(fd, min(_CHUNK, end - pos), pos)
+        if not chunk:
+            break  # the file shrank: the digest will not match
+        digest.update(chunk)
+        if out is not None:
+            write_all(out, chunk)
+        pos += len(chunk)
+    return digest.hexdigest()
+
+
+def _move_aside(fd: int, path: Path, start: int, end: int, sha256: str | None) -> Path:
+    """Save ``fd``'s bytes ``[start, end)`` in a new ``<log>.torn[.N]``, sync it, then cut the log
+    at ``start`` and sync the log and its directory: no byte is ever lost.
+
+    ``sha256``: the bytes must still be these (else ``LogError``, and nothing is changed). If the
+    copy fails (a full disk), the partial ``.torn`` file is removed and the error raised, with the
+    log untouched. The caller holds the log's lock.
+    """
+    if sha256 is not None and _hash_range(fd, start, end) != sha256:
+        raise LogError(f"{path}: changed since it was read; read it again")
+    torn_path, tfd = _create_torn_file(path)
+    try:
+        try:
+            copied = _hash_range(fd, start, end, tfd)
+            if sha256 is not None and copied != sha256:
+                raise LogError(f"{path}: changed since it was read; read it again")
+            os.fsync(tfd)
+        finally:
+            os.close(tfd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(torn_path)
+        raise
+    _fsync_dir(path.parent)
+    os.ftruncate(fd, start)
+    os.fsync(fd)
+    _fsync_dir(path.parent)
+    return torn_path
+
+
 def recover_torn_tail(path: str | os.PathLike[str], result: LogReadResult) -> Path | None:
     """Move a torn tail aside into ``<log>.torn[.N]`` and cut the log to its valid prefix.
 
-    The tail is saved and fsync'd before the log is truncated, so no byte is ever lost. Returns
-    the .torn path, or None if there was nothing to do. Fails if the file changed since
-    ``result`` was read, or if a writer holds it.
+    The tail is saved and fsync'd before the log is truncated, so no byte is ever lost; it is
+    copied in chunks, never held whole. Returns the .torn path, or None if there was nothing to
+    do. Fails if the file changed since ``result`` was read (another file, size or tail bytes),
+    or if a writer holds it.
     """
     path = Path(path)
     if not result.torn:
         return None
-    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
     try:
         _lock(fd, path)
-        stat = os.fstat(fd)
-        size = stat.st_size
-        if size != result.size or os.pread(fd, size - result.valid_end, result.valid_end) != (
-            result.tail
-        ):
+        st = os.fstat(fd)
+        same_file = result.file_id is None or (st.st_dev, st.st_ino) == result.file_id
+        if not stat.S_ISREG(st.st_mode) or not same_file or st.st_size != result.size:
             raise LogError(f"{path}: changed since it was read; read it again")
-        torn_path, tfd = _create_torn_file(path)
-        try:
-            write_all(tfd, result.tail)
-            os.fsync(tfd)
-        finally:
-            os.close(tfd)
-        _fsync_dir(path.parent)
-        os.ftruncate(fd, result.valid_end)
-        os.fsync(fd)
+        return _move_aside(fd, path, result.valid_end, result.size, result.tail_sha256)
     finally:
         os.close(fd)
-    _fsync_dir(path.parent)
-    return torn_path
+
+
+def reopen_after_failure(
+    path: str | os.PathLike[str], durable_seq: int
+) -> tuple[list[LogRecord], LogWriter]:
+    """After a failed append (``LogFailure``, e.g. a full disk): a fresh writer for the same log.
+
+    ``durable_seq`` is the broken writer's ``last_seq``: the last record it made durable (-1 if
+    none). Close the broken writer first (it still holds the log's lock). The log is read again
+    from disk: records 0..durable_seq must be there, sound and chained (else ``LogError``: a
+    durable record is never repaired); whatever follows them (bytes of the failed write, or a
+    whole batch whose fsync failed: never acknowledged) is moved aside to ``<log>.torn[.N]``,
+    saved and synced before the log is cut, exactly like a torn tail. Returns the durable records
+    and a writer continuing them.
+
+    If the disk is still full (saving the tail fails), this raises ``OSError`` having changed
+    nothing: call it again later. It holds the lock throughout, so no other writer can get in
+    between. Blocking: from Trio use ``reopen_writer``.
+    """
+    path = Path(path)
+    if not isinstance(durable_seq, int) or isinstance(durable_seq, bool) or durable_seq < -1:
+        raise ValueError(f"durable_seq must be an int >= -1, got {durable_seq!r}")
+    # O_APPEND: the fd becomes the new writer's; pread and ftruncate ignore it.
+    flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOCTTY
+    fd = os.open(path, flags)
+    try:
+        _lock(fd, path)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise LogError(f"{path}: not a regular file")
+        with os.fdopen(os.dup(fd), "rb", buffering=_CHUNK) as f:
+            p = _verify(f, durable_seq + 1)
+        records = p.records
+        if len(records) != durable_seq + 1:
+            where = p.bad.reason if p.bad is not None else "the file ends before it"
+            raise LogError(
+                f"{path}: durable record seq {len(records)} is not in the file as written "
+                f"({where}); the log is left as it is"
+            )
+        if p.incomplete:
+            raise LogError(
+                f"{path}: record seq {durable_seq} does not end its batch, so it cannot be the "
+                "last durable record"
+            )
+        size = os.fstat(fd).st_size
+        if size > p.end:
+            _move_aside(fd, path, p.end, size, None)
+        if durable_seq < 0:
+            last_seq, last_hash = -1, GENESIS
+        else:
+            last_seq, last_hash = records[-1].seq, records[-1].hash
+        writer = LogWriter(path, fd, last_seq, last_hash, shared_sync_device(st.st_dev))
+    except BaseException:
+        os.close(fd)
+        raise
+    return records, writer
+
+
+async def reopen_writer(
+    path: str | os.PathLike[str], durable_seq: int
+) -> tuple[list[LogRecord], LogWriter]:
+    """``reopen_after_failure`` off the Trio loop (it reads the log and syncs files)."""
+    return await trio.to_thread.run_sync(reopen_after_failure, path, durable_seq)
 
 
 def verify_receipt(records: Sequence[LogRecord], seq: int, hash: str) -> bool:

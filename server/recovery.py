@@ -1,31 +1,54 @@
 """Startup: read every game log in ``replays/`` and bring unfinished games back.
 
-Per file: verify the chain (``read_log``); a torn last line (a crash mid-append) is moved aside and
-cut off (``recover_torn_tail``) with a message; damage before the last line is corruption or tampering,
-so that game is refused with a message naming the line and every other game still loads. Finished
-games stay on disk untouched. Blocking: run it in a thread.
+Start-up never harms a file: it changes nothing but a real game log's torn tail, and that only
+after the whole log checked out. Per entry of ``replays/``, in name order (docs/LOG.md, "What
+start-up does with each file"):
+
+- Only names ending in ``.jsonl`` are candidates; other names (the ``.torn`` files included) are
+  never opened.
+- What is not a regular file (a FIFO, socket, device, directory, a symbolic link to anything but
+  a regular file) is **skipped** without being opened.
+- A regular file whose first line (read with a bounded read, no lock) is not a sound
+  ``game_started`` record is not a game log: **skipped**, left byte for byte as it was.
+- A log under another rules version, damaged before its end (``LogCorrupt``), holding events the
+  engine cannot read or that are not legal under the rules (``server.rules.legality``), or with no
+  complete record, is **refused**: not loaded, left as it is.
+- Only then is a torn tail (a crash mid-append) moved aside (``recover_torn_tail``); a finished
+  game is counted and stays as it is; an unfinished one is resumed with a writer.
+
+Every skipped and refused file is said once, with its reason. Blocking: run it in a thread.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
 
-from protocol.events import GameEnded, GameStarted, event_from_record
+from protocol.events import FINAL_EVENTS, RULES_VERSION, Event, GameStarted, event_from_record
 from protocol.messages import Receipt, ResultView
 from server import results
 from server.logstore import (
     LogCorrupt,
     LogError,
+    LogRecord,
     LogWriter,
+    first_record,
     open_for_append,
     read_log,
     recover_torn_tail,
 )
+from server.rules.legality import first_illegal
 from server.rules.state import Game
+
+#: The names start-up reads as game logs.
+LOG_SUFFIX = ".jsonl"
+#: Why a file in ``replays/`` is not taken for a game log.
+NOT_A_LOG = "not a game log: the first line is not a game_started record"
 
 
 @dataclass
@@ -43,61 +66,179 @@ class Resumed:
 class LoadReport:
     resumed: list[Resumed] = field(default_factory=list)
     finished: int = 0
-    refused: list[str] = field(default_factory=list)  # one sentence per refused file
+    refused: list[str] = field(default_factory=list)  # one sentence per refused game log
     recovered: list[str] = field(default_factory=list)  # one sentence per torn tail moved aside
+    skipped: list[str] = field(default_factory=list)  # one sentence per file that is no game log
+
+
+class _Skip(Exception):
+    """Not a game log; the sentence says why."""
+
+
+class _Refuse(Exception):
+    """A game log that is not loaded; the sentence says why."""
 
 
 def load_replays(replays: Path, say: Callable[[str], None]) -> LoadReport:
-    """Read, verify and fold every ``*.jsonl`` in ``replays``; print what happened to each."""
+    """Check every ``*.jsonl`` in ``replays``, resume the unfinished games; say what happened."""
     report = LoadReport()
-    for path in sorted(replays.glob("*.jsonl")):
+    try:
+        names = sorted(e.name for e in os.scandir(replays) if e.name.endswith(LOG_SUFFIX))
+    except OSError as exc:
+        say(f"cannot list {replays}: {exc.strerror or exc}; no game was loaded")
+        return report
+    for name in names:
+        path = replays / name
         try:
             _load_one(path, report, say)
+        except _Skip as why:
+            line = f"skipped {path}: {why}; the file is left as it is"
+            report.skipped.append(line)
+            say(line)
+            continue
+        except _Refuse as why:
+            line = f"refused {path}: {why}; this game is not loaded, the file is left as it is"
         except LogCorrupt as exc:
             line = (
                 f"refused {path}: line {exc.line} is damaged or was edited ({exc.reason}); "
                 "this game is not loaded, the file is left as it is"
             )
-            report.refused.append(line)
-            say(line)
         except (LogError, OSError, ValueError) as exc:
             line = f"refused {path}: {exc}"
-            report.refused.append(line)
-            say(line)
         except Exception as exc:  # a log the engine cannot replay must not stop the others
             line = f"refused {path}: the events cannot be replayed ({exc!r})"
-            report.refused.append(line)
-            say(line)
+        else:
+            continue
+        report.refused.append(line)
+        say(line)
     return report
 
 
+def _finished(events: Sequence[Event]) -> bool:
+    """A game that ended (or was abandoned) is never resumed."""
+    return any(isinstance(e, FINAL_EVENTS) for e in events)
+
+
 def _load_one(path: Path, report: LoadReport, say: Callable[[str], None]) -> None:
+    fd = _open_candidate(path)
+    try:
+        st = os.fstat(fd)
+        header = _header(fd)
+    finally:
+        os.close(fd)
+    start = event_from_record(header.type, header.data)
+    illegal = first_illegal([start])  # the rules version and the table, before reading further
+    if illegal is not None:
+        raise _Refuse(f"line 1 is not legal under rules version {RULES_VERSION}: {illegal[1]}")
     result = read_log(path)
+    if result.file_id != (st.st_dev, st.st_ino):
+        raise _Refuse("the file was replaced while start-up read it")
+    records = result.records
+    if not records:
+        raise _Refuse(
+            f"the log holds no complete record ({result.torn_reason}): a crash cut its first "
+            "decision short, so the game never started"
+        )
+    if records[0].hash != header.hash:
+        raise _Refuse("the file changed while start-up read it")
+    events = _events(records)
+    illegal = first_illegal(events)
+    if illegal is not None:
+        i, why = illegal
+        raise _Refuse(f"line {i + 1} is not legal under rules version {RULES_VERSION}: {why}")
+    finished = _finished(events)
+    found: list[ResultView] = []
+    game = None if finished else results.apply(None, events, found)
     if result.torn:
         torn = recover_torn_tail(path, result)
         line = (
             f"recovered {path}: the last write was cut short ({result.torn_reason}); "
-            f"{len(result.tail)} byte(s) moved to {torn}, {len(result.records)} record(s) kept"
+            f"{result.size - result.valid_end} byte(s) moved to {torn}, "
+            f"{len(records)} record(s) kept"
         )
         report.recovered.append(line)
         say(line)
-    records = result.records
-    if not records:
-        raise ValueError("the log holds no records (the game never started)")
+    if finished:
+        report.finished += 1
+        return
+    assert game is not None
+    writer = open_for_append(path, records)
+    last = records[-1]
+    report.resumed.append(Resumed(path, game, writer, Receipt(last.seq, last.hash), found))
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "not a regular file"
+
+
+def _open_candidate(path: Path) -> int:
+    """A read-only fd on ``path`` if it is a regular file (or a link to one); else ``_Skip``.
+
+    The kind is checked with ``lstat``/``stat`` before anything is opened, and the open itself
+    cannot hang or follow a link swapped in meanwhile (``O_NONBLOCK``, ``O_NOFOLLOW``).
+    """
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise _Skip(f"cannot examine it ({exc.strerror or exc})") from None
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.stat(path)
+        except OSError:
+            raise _Skip(
+                "not a game log: a symbolic link to nothing, so it was not opened"
+            ) from None
+        if not stat.S_ISREG(target.st_mode):
+            raise _Skip(
+                f"not a game log: a symbolic link to {_kind(target.st_mode)}, so it was not opened"
+            )
+    elif stat.S_ISREG(st.st_mode):
+        flags |= os.O_NOFOLLOW
+    else:
+        raise _Skip(
+            f"not a game log: {_kind(st.st_mode)}, not a regular file, so it was not opened"
+        )
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise _Skip(f"cannot open it ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _Skip("not a game log: it stopped being a regular file while start-up looked at it")
+    return fd
+
+
+def _header(fd: int) -> LogRecord:
+    """The first record, if it is a sound ``game_started`` whose data is the event; else ``_Skip``."""
+    record, why = first_record(fd)
+    if record is None:
+        raise _Skip(f"{NOT_A_LOG} ({why})")
+    if record.type != "game_started":
+        raise _Skip(f"{NOT_A_LOG} (it is a {record.type[:40]!r} record)")
+    try:
+        start = event_from_record(record.type, record.data)
+    except msgspec.ValidationError as exc:
+        raise _Skip(f"{NOT_A_LOG} (its data is not a game start: {exc})") from None
+    assert isinstance(start, GameStarted)
+    return record
+
+
+def _events(records: Sequence[LogRecord]) -> list[Event]:
     events = []
     for i, rec in enumerate(records, 1):
         try:
             events.append(event_from_record(rec.type, rec.data))
         except msgspec.ValidationError as exc:
-            raise ValueError(f"line {i}: not a game event ({exc})") from None
-    if not isinstance(events[0], GameStarted):
-        raise ValueError("line 1: the first record is not game_started")
-    if any(isinstance(e, GameEnded) for e in events):
-        report.finished += 1
-        return
-    found: list[ResultView] = []
-    game = results.apply(None, events, found)
-    assert game is not None
-    writer = open_for_append(path, records)
-    last = records[-1]
-    report.resumed.append(Resumed(path, game, writer, Receipt(last.seq, last.hash), found))
+            raise _Refuse(f"line {i} is not a game event ({exc})") from None
+    return events

@@ -4,11 +4,20 @@ Everything that changes a room arrives through its inbox (an unbounded queue: ea
 connection has at most one request in flight, so it stays small). For an accepted game command the
 order is fixed: ``decide`` -> append the events to the log and fsync -> fold them into the state ->
 send every viewer one ``Update``. Nobody hears of an action before it is durable, and the room never
-awaits a client (see ``server.connection``). A failed append stops this room only.
+awaits a client (see ``server.connection``).
+
+A failed append (a full disk) stalls this room only: nothing unacknowledged is kept, the players are
+told in words, game commands are refused, and the room keeps trying to reopen its log; once the disk
+takes writes again the game goes on from its log. Rooms end: an empty lobby after
+``lobby_idle_close``, a finished game after ``idle_close``, and a started game with no connected
+player for ``abandon_after`` ends as abandoned, a fact in its log. Spectators are many and passive,
+so what they are sent is coalesced (at most one update per ``spectator_interval``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import traceback
 from collections import deque
@@ -19,7 +28,7 @@ import msgspec
 import trio
 
 from protocol import messages as m
-from protocol.events import GameEnded, Limits, event_data, event_type
+from protocol.events import Limits, event_data, event_type
 from protocol.messages import InLimits, Receipt, ResultView, RoomSettings
 from server import feed, results
 from server.config import ServerConfig
@@ -34,13 +43,28 @@ from server.lobby import (
     new_game_id,
     token_matches,
 )
-from server.logstore import LogError, LogFailure, LogWriter, open_writer
+from server.logstore import (
+    LogError,
+    LogFailure,
+    LogRecord,
+    LogWriter,
+    open_writer,
+    reopen_after_failure,
+)
 from server.rules import commands as cmd
 from server.rules.decide import decide
 from server.rules.state import Game
 from server.views import Table, ViewCache, update_frames
 
 CLOSE_INTERNAL = 1011
+log = logging.getLogger("conjure.server")
+
+#: Said to the table when the log cannot be written, and when it can again.
+LOG_STALLED = (
+    "The server cannot write this game's log (is its disk full?), so the game is on hold: "
+    "nothing you were told about is lost. It goes on by itself once the log can be written."
+)
+LOG_BACK = "The game log can be written again: play on."
 
 
 @dataclass
@@ -115,8 +139,13 @@ class Room:
         writer: LogWriter | None = None,
         receipt: Receipt | None = None,
         results_: list[ResultView] | None = None,
+        creator: str | None = None,
     ) -> None:
         self.code = code
+        #: The source address that created the room (None: resumed from a log); its limits count it.
+        self.creator = creator
+        #: Why the room ended, for the operator's log.
+        self.end_reason = ""
         self.config = config
         self._on_closed = on_closed
         self.lobby = lobby if lobby is not None or game is not None else Lobby()
@@ -136,6 +165,16 @@ class Room:
         if game is not None:
             self.away_since = {p.id: now for p in game.players}
         self.empty_since: float | None = now
+        #: Since when no seat has been connected (spectators do not keep a game alive).
+        self.no_player_since: float | None = now
+        #: The log could not be written: when to try reopening it (None: all is well).
+        self.stalled_retry: float | None = None
+        self._stall_reason = ""
+        #: Coalesced sends: when spectators (and, for a count change, players) are next due.
+        self._spectators_due: float | None = None
+        self._spectator_lines: list[str] = []
+        self._spectators_sent = -math.inf
+        self._players_due: float | None = None
         self.closed = False
         self._idle = False
         self._view_cache = ViewCache()
@@ -151,18 +190,11 @@ class Room:
 
     async def run(self) -> None:
         """The room's task: returns when the room closes; never raises (except Cancelled)."""
-        say = self.config.say
         try:
             await self._loop()
-        except LogFailure as exc:
-            say(f"room {self.code}: writing the game log failed ({exc}); this game is stopped")
-            self._close_all(
-                "the game log could not be written, so this game is stopped; "
-                "it will resume when the server restarts",
-                CLOSE_INTERNAL,
-            )
         except Exception:
-            say(f"room {self.code}: internal error, room closed\n{traceback.format_exc()}")
+            log.error("room %s: internal error, room closed\n%s", self.code, traceback.format_exc())
+            self.end_reason = "internal error"
             self._close_all("internal server error: this room is closed", CLOSE_INTERNAL)
         finally:
             self._shut()
@@ -179,6 +211,14 @@ class Room:
             self.writer.close()
         self._on_closed(self)
 
+    def _bye_for_stop(self, reason: str) -> str:
+        """The shutdown goodbye promises a resume only to a game that will resume."""
+        if self._running():
+            return reason
+        if self.lobby is not None:
+            return "the server is shutting down; this room had not started, so it will be gone"
+        return "the server is shutting down"
+
     async def _loop(self) -> None:
         while True:
             wait = self._next_wake() - self.config.clock()
@@ -192,7 +232,8 @@ class Room:
             else:
                 item = self._inbox.popleft()
                 if isinstance(item, Stop):
-                    self._close_all(item.reason, CLOSE_GOING_AWAY)
+                    self.end_reason = "server shutdown"
+                    self._close_all(self._bye_for_stop(item.reason), CLOSE_GOING_AWAY)
                     return
                 if isinstance(item, Detached):
                     self._on_detached(item.conn)
@@ -210,39 +251,77 @@ class Room:
                 return
 
     def _note_empty(self) -> None:
-        """Start (or stop) the idle clock as the last connection goes (or one comes)."""
+        """Start (or stop) the idle clocks as the last connection goes (or one comes)."""
+        now = self.config.clock()
         if self.conns or self.watchers:
             self.empty_since = None
         elif self.empty_since is None:
-            self.empty_since = self.config.clock()
+            self.empty_since = now
+        if self.conns:
+            self.no_player_since = None
+        elif self.no_player_since is None:
+            self.no_player_since = now
 
     def _finished(self) -> bool:
-        """A lobby everyone left is gone; so is an idle room without a game in progress."""
-        return self._idle or (self.lobby is not None and not self.lobby.seats)
+        """A lobby everyone left is gone; so is an idle room and an abandoned or ended game's room."""
+        if self.end_reason:
+            return True
+        return self.lobby is not None and not self.lobby.seats
 
     def _running(self) -> bool:
         return self.game is not None and not self.game.over
 
     # ------------------------------------------------------------------ timers
 
+    def _idle_limit(self) -> float | None:
+        """How long this room may sit with nobody connected (None: a running game)."""
+        if self.lobby is not None:
+            return self.config.lobby_idle_close
+        if self._running():
+            return None
+        return self.config.idle_close
+
     def _next_wake(self) -> float:
         times = [math.inf]
         g = self.game
-        if g is not None and not g.over and not g.paused and g.deadline is not None:
+        stalled = self.stalled_retry is not None
+        if stalled:
+            times.append(self.stalled_retry)  # type: ignore[arg-type]
+        if not stalled and g is not None and not g.over and not g.paused and g.deadline is not None:
             times.append(g.deadline)
         host = self._host_id()
-        if host is not None and host in self.away_since and self._candidates():
+        if not stalled and host is not None and host in self.away_since and self._candidates():
             times.append(self.away_since[host] + self.config.host_grace)
-        if not self._running() and self.empty_since is not None:
-            times.append(self.empty_since + self.config.idle_close)
+        limit = self._idle_limit()
+        if limit is not None and self.empty_since is not None:
+            times.append(self.empty_since + limit)
+        if not stalled and self._running() and self.no_player_since is not None:
+            times.append(self.no_player_since + self.config.abandon_after)
+        if self._spectators_due is not None:
+            times.append(self._spectators_due)
+        if self._players_due is not None:
+            times.append(self._players_due)
         return min(times)
 
     async def _on_timer(self) -> None:
         now = self.config.clock()
+        if self._players_due is not None and now >= self._players_due:
+            self._players_due = None
+            self._broadcast([])
+        if self._spectators_due is not None and now >= self._spectators_due:
+            self._flush_spectators(now)
+        if self.stalled_retry is not None:
+            if now >= self.stalled_retry:
+                await self._try_reopen_log()
+            if self.stalled_retry is not None:
+                return
         g = self.game
         due = g is not None and not g.over and not g.paused and g.deadline is not None
         if due and now >= g.deadline:  # type: ignore[union-attr, operator]
-            await self._execute(cmd.Tick(now=now))
+            try:
+                await self._execute(cmd.Tick(now=now))
+            except RoomError:  # the log failed (the room is on hold now); never spin on it
+                return
         host = self._host_id()
         if (
             host is not None
@@ -252,11 +331,33 @@ class Room:
             try:
                 await self._pass_host("the host was away")
             except RoomError as e:  # cannot happen with a sane engine; never spin on it
-                self.config.say(f"room {self.code}: host not passed: {e.message}")
+                log.warning("room %s: host not passed: %s", self.code, e.message)
                 self.away_since[host] = now
-        idle = not self._running() and self.empty_since is not None
-        if idle and now >= self.empty_since + self.config.idle_close:  # type: ignore[operator]
-            self._idle = True  # nobody has been here for a while: close (see _finished)
+        since = self.no_player_since
+        if self._running() and since is not None and now >= since + self.config.abandon_after:
+            await self._abandon(since)
+        limit = self._idle_limit()
+        if limit is not None and self.empty_since is not None and now >= self.empty_since + limit:
+            self.end_reason = self.end_reason or f"nobody connected for {limit:g} s"
+
+    async def _abandon(self, since: float) -> None:
+        """Nobody has played for ``abandon_after``: the game ends as abandoned, in its log."""
+        try:
+            await self._execute(cmd.Abandon(now=self.config.clock(), idle_since=since))
+        except RoomError as e:
+            log.warning("room %s: not abandoned: %s", self.code, e.message)
+            self.no_player_since = self.config.clock()  # never spin on it
+            return
+        if self.game is not None and self.game.over:
+            assert self.game is not None
+            log.info(
+                "room %s: game %s abandoned (no player for %g s)",
+                self.code,
+                self.game.game_id,
+                self.config.abandon_after,
+            )
+            self.end_reason = "game abandoned"
+            self._flush_spectators(self.config.clock())
 
     # ------------------------------------------------------------------ seats
 
@@ -345,7 +446,7 @@ class Room:
             assert pid is not None
             self._broadcast([f"{self._name(pid)} is away."])
         else:
-            self._broadcast([])
+            self._viewers_changed()
 
     def _member(self, conn: Connection) -> str:
         """The player id acting through ``conn``, or a RoomError."""
@@ -450,12 +551,27 @@ class Room:
         if not self.settings.spectators:
             raise RoomError("no_spectators", "This room does not allow spectators.")
         check_password(self.password, msg.password)
+        allowed = self.spectator_limit()
+        if len(self.watchers) >= allowed:
+            raise RoomError(
+                "spectators_full",
+                f"This room already has {allowed} spectators, as many as it allows.",
+            )
         self.watchers.add(conn)
         conn.room = self
         conn.spectator = True
         conn.player_id = None
         conn.send(m.Watching(room=self.code))
-        self._broadcast([])
+        # The newcomer sees the table now; everyone else learns the new count in a coalesced update.
+        frames = update_frames(
+            self.table(), self.game, [None], self._receipt(), [], self._view_cache
+        )
+        conn.send_text(frames[None])
+        self._viewers_changed()
+
+    def spectator_limit(self) -> int:
+        """The host's setting, within the server's ceiling."""
+        return min(self.settings.max_spectators, self.config.max_spectators)
 
     async def _leave(self, conn: Connection) -> None:
         if conn.room is not self:
@@ -463,7 +579,7 @@ class Room:
         if conn.spectator:
             self._detach(conn)
             conn.close("you stopped watching")
-            self._broadcast([])
+            self._viewers_changed()
             return
         pid = self._member(conn)
         name = self._name(pid)
@@ -535,18 +651,37 @@ class Room:
             raise RoomError(events.code, events.message)
         path = self.config.replays / f"{game_id}.jsonl"
         try:
-            self.writer = await open_writer(path)
+            writer = await open_writer(path)
         except (OSError, LogError) as exc:
+            log.error("room %s: cannot create the game log %s: %s", self.code, path, exc)
             raise RoomError(
-                "log_unavailable", f"The server cannot create the game log: {exc}"
+                "log_unavailable",
+                f"The server cannot create the game log ({exc}); try again later.",
+            ) from None
+        self.writer = writer
+        try:
+            records = await self._append(events, now)
+        except LogFailure as exc:
+            # Not one record is durable: leave no log behind, and the lobby as it was.
+            log.error("room %s: cannot write the first record of %s: %s", self.code, path, exc)
+            self.writer = None
+            with contextlib.suppress(OSError, LogError):
+                await trio.to_thread.run_sync(writer.discard)
+            raise RoomError(
+                "log_unavailable",
+                "The server could not write the game log (is its disk full?), so the game did "
+                "not start; the lobby is as it was. Try again later.",
             ) from None
         self.lobby = None
-        await self._commit(events, now)
+        log.info("room %s: game %s started (%d players)", self.code, game_id, len(players))
+        self._apply(events, records)
 
     async def _game_command(self, conn: Connection, msg: m.ClientMsg) -> None:
         pid = self._member(conn)
         if self.game is None:
             raise RoomError("not_started", "The game has not started yet.")
+        if self.stalled_retry is not None:
+            raise RoomError("log_unavailable", LOG_STALLED)
         seat = self._seat_index(pid)
         assert seat is not None
         command = to_command(msg, seat, self.config.clock())
@@ -562,12 +697,20 @@ class Room:
         if events:
             await self._commit(events, command.now)
 
+    async def _append(self, events: list, ts: float) -> list[LogRecord]:
+        assert self.writer is not None
+        return await self.writer.append_many([(event_type(e), event_data(e)) for e in events], ts)
+
     async def _commit(self, events: list, ts: float) -> None:
         """Durable first, then the state, then the table: the one order that never lies."""
-        assert self.writer is not None
-        records = await self.writer.append_many(
-            [(event_type(e), event_data(e)) for e in events], ts
-        )
+        try:
+            records = await self._append(events, ts)
+        except LogFailure as exc:
+            self._stall(exc)
+            raise RoomError("log_unavailable", LOG_STALLED) from None
+        self._apply(events, records)
+
+    def _apply(self, events: list, records: list[LogRecord]) -> None:
         self.game = results.apply(self.game, events, self.results)
         self.receipt = Receipt(records[-1].seq, records[-1].hash)
         assert self.game is not None
@@ -578,8 +721,39 @@ class Room:
                 gone.player_id = None
                 gone.close("the host removed you from the game")
         self._broadcast(feed.describe(self.game, events))
-        if any(isinstance(e, GameEnded) for e in events):
+        if self.game.over and self.writer is not None:
             self.writer.close()
+
+    def _stall(self, exc: BaseException) -> None:
+        """An append failed: hold the game (nothing of it was acknowledged) and retry the log."""
+        first = self.stalled_retry is None
+        self.stalled_retry = self.config.clock() + self.config.log_retry
+        if first:
+            log.error("room %s: appending to the game log failed: %s; game on hold", self.code, exc)
+            self._broadcast([LOG_STALLED])
+
+    async def _try_reopen_log(self) -> None:
+        """Reopen the log at its last durable record; on success the game goes on."""
+        old = self.writer
+        assert old is not None
+        old.close()  # it holds the log's lock; its last durable record is all that counts
+        try:
+            records, writer = await trio.to_thread.run_sync(
+                reopen_after_failure, old.path, old.last_seq
+            )
+        except (OSError, LogError) as exc:
+            self.stalled_retry = self.config.clock() + self.config.log_retry
+            log.debug("room %s: the game log still cannot be reopened: %s", self.code, exc)
+            return
+        if self.receipt is not None and (
+            not records or records[-1].hash != self.receipt.hash
+        ):  # cannot happen: the durable records are what everyone was told
+            writer.close()
+            raise RuntimeError(f"{old.path}: reopened log does not end at the last receipt")
+        self.writer = writer
+        self.stalled_retry = None
+        log.warning("room %s: the game log can be written again; game resumed", self.code)
+        self._broadcast([LOG_BACK])
 
     # ------------------------------------------------------------------ sending
 
@@ -594,20 +768,73 @@ class Room:
             now=self.config.clock(),
         )
 
+    def _receipt(self) -> Receipt | None:
+        return self.receipt if self.game is not None else None
+
     def _broadcast(self, lines: list[str]) -> None:
-        """One Update per viewer, each built by ``views.update_frames``."""
+        """One Update per seat now, built by ``views.update_frames``; spectators' coalesced."""
         seats = {pid: self._seat_index(pid) for pid in self.conns}
-        viewers: set[int | None] = set(seats.values())
+        self._players_due = None  # this update carries the spectator count too
+        now = self.config.clock()
         if self.watchers:
+            self._spectator_lines.extend(lines)
+            if self._spectators_due is None:
+                self._spectators_due = max(
+                    now, self._spectators_sent + self.config.spectator_interval
+                )
+        viewers: set[int | None] = set(seats.values())
+        if self._spectators_due is not None and now >= self._spectators_due:
             viewers.add(None)
         if not viewers:
             return
-        receipt = self.receipt if self.game is not None else None
-        frames = update_frames(self.table(), self.game, viewers, receipt, lines, self._view_cache)
+        frames = update_frames(
+            self.table(), self.game, viewers, self._receipt(), lines, self._view_cache
+        )
         for pid, conn in list(self.conns.items()):
             conn.send_text(frames[seats[pid]])
+        if None in frames:
+            if self._spectator_lines != lines:  # lines held back from earlier coalesced updates
+                frames = update_frames(
+                    self.table(),
+                    self.game,
+                    [None],
+                    self._receipt(),
+                    self._spectator_lines,
+                    self._view_cache,
+                )
+            self._send_spectators(frames[None], now)
+
+    def _flush_spectators(self, now: float) -> None:
+        """Send the spectators the update that has been held back for them, if any."""
+        if self._spectators_due is None:
+            return
+        if not self.watchers:
+            self._spectators_due = None
+            self._spectator_lines = []
+            return
+        frames = update_frames(
+            self.table(),
+            self.game,
+            [None],
+            self._receipt(),
+            self._spectator_lines,
+            self._view_cache,
+        )
+        self._send_spectators(frames[None], now)
+
+    def _send_spectators(self, frame: str, now: float) -> None:
         for w in list(self.watchers):
-            w.send_text(frames[None])
+            w.send_text(frame)
+        self._spectators_due = None
+        self._spectator_lines = []
+        self._spectators_sent = now
+
+    def _viewers_changed(self) -> None:
+        """A spectator came or went: the count reaches everyone at most once per interval."""
+        if self._players_due is None:
+            self._players_due = max(
+                self.config.clock(), self._spectators_sent + self.config.spectator_interval
+            )
 
     def _send_all(self, msg: m.ServerMsg) -> None:
         text = encode(msg)

@@ -1,4 +1,4 @@
-"""The running server: the WebSocket listener, the rooms, and each connection's handler.
+"""The running server: the listener, the rooms, and each connection's handler.
 
 In-process use (tests, demos, bots)::
 
@@ -7,13 +7,16 @@ In-process use (tests, demos, bots)::
         ...  # server.url is ws://127.0.0.1:PORT
         await server.aclose()  # or cancel the nursery
 
-A connection handler contains every failure of its own: an exception escaping one would take the
-whole trio-websocket server down with it.
+One connection's failure is that connection's alone: the server owns the accept loop
+(``server.listener``), wraps each accepted socket itself (``trio_websocket.wrap_server_stream``) in a
+task that contains every exception of its own, from the TLS and WebSocket handshakes to the last
+close frame. Who may connect, send and create rooms is counted per source address (``server.gate``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import traceback
 from dataclasses import replace
 from functools import partial
@@ -22,12 +25,15 @@ from typing import Any
 
 import msgspec
 import trio
-from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
+from trio_websocket import ConnectionClosed, Endpoint, WebSocketRequest, wrap_server_stream
 
 from protocol import messages as m
 from protocol.messages import MAX_FRAME_BYTES, PROTOCOL_VERSION, client_decoder
+from server import fdbudget
 from server.config import ServerConfig
-from server.connection import CLOSE_GOING_AWAY, CLOSE_POLICY, Connection, TokenBucket
+from server.connection import CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_TRY_LATER, Connection
+from server.gate import AddressBook, Bucket
+from server.listener import GuardedListener
 from server.lobby import RoomError, new_room_code
 from server.netinfo import url_host
 from server.recovery import LoadReport, load_replays
@@ -35,6 +41,10 @@ from server.room import Detached, Request, Room, Stop, msg_tag
 
 SERVER_NAME = "conjure-server/0.1"
 SHUTDOWN_BYE = "the server is shutting down; reconnect with your token when it is back"
+log = logging.getLogger("conjure.server")
+
+#: Refusals at the door close the connection with these codes after the error.
+_DOOR_CLOSE = {"too_many_connections": CLOSE_POLICY, "server_busy": CLOSE_TRY_LATER}
 
 
 class GameServer:
@@ -46,6 +56,9 @@ class GameServer:
         self.connections: set[Connection] = set()
         self.port: int = 0
         self.report = LoadReport()
+        self.book = AddressBook(config)
+        self.budget: fdbudget.Budget | None = None
+        self.listeners: list[GuardedListener] = []
         self._rooms_nursery: trio.Nursery | None = None
         self._stopping = trio.Event()
         self._stopped = trio.Event()
@@ -72,7 +85,25 @@ class GameServer:
 
     # ------------------------------------------------------------------ lifetime
 
+    def _fit_budget(self) -> None:
+        """Raise the open-file limit and keep the caps within it (see server.fdbudget)."""
+        cfg = self.config
+        budget = fdbudget.plan(cfg.max_connections, cfg.max_rooms)
+        self.budget = budget
+        if budget.clipped:
+            log.warning(
+                "open-file limit %d: at most %d connections and %d rooms (configured %d and %d)",
+                budget.limit,
+                budget.connections,
+                budget.rooms,
+                cfg.max_connections,
+                cfg.max_rooms,
+            )
+            self.config = replace(cfg, max_connections=budget.connections, max_rooms=budget.rooms)
+            self.book.config = self.config
+
     async def run(self, *, task_status: trio.TaskStatus[GameServer] = trio.TASK_STATUS_IGNORED):
+        self._fit_budget()
         cfg = self.config
         cfg.replays.mkdir(parents=True, exist_ok=True)
         self.report = await trio.to_thread.run_sync(load_replays, cfg.replays, cfg.say)
@@ -85,22 +116,19 @@ class GameServer:
                     self._rooms_nursery = rooms
                     for resumed in self.report.resumed:
                         self._resume_room(resumed)
+                    tcp = await trio.open_tcp_listeners(cfg.port, host=cfg.host)
+                    self.listeners = [GuardedListener(t, self.book) for t in tcp]
+                    self.port = self.listeners[0].port
                     async with trio.open_nursery() as listener:
-                        ws_server = await listener.start(
+                        await listener.start(
                             partial(
-                                serve_websocket,
-                                self._handle,
-                                cfg.host,
-                                cfg.port,
-                                cfg.ssl_context,
+                                trio.serve_listeners,
+                                self._serve_stream,
+                                self.listeners,
                                 handler_nursery=conns,
-                                message_queue_size=4,
-                                max_message_size=MAX_FRAME_BYTES,
-                                connect_timeout=10,
-                                disconnect_timeout=2,
                             )
                         )
-                        self.port = ws_server.port
+                        log.info("listening on %s", self.url)
                         task_status.started(self)
                         await self._stopping.wait()
                         listener.cancel_scope.cancel()
@@ -112,8 +140,8 @@ class GameServer:
                     conn.close(SHUTDOWN_BYE, CLOSE_GOING_AWAY)
                 conns.cancel_scope.deadline = trio.current_time() + cfg.shutdown_grace
         finally:
-            for room in self.report.resumed:  # writers of rooms that never ran
-                room.writer.close()
+            for resumed in self.report.resumed:  # writers of rooms that never ran (closing twice
+                resumed.writer.close()  # is harmless)
             self._stopped.set()
 
     def _resume_room(self, resumed: Any) -> None:
@@ -136,34 +164,111 @@ class GameServer:
         self.rooms[code] = room
         assert self._rooms_nursery is not None
         self._rooms_nursery.start_soon(room.run)
+        log.info("room %s: resumed game %s from its log", code, resumed.game.game_id)
 
-    def _new_room(self) -> Room:
+    def _new_room(self, conn: Connection) -> Room:
         if self._stopping.is_set():
             raise RoomError("shutting_down", "The server is shutting down.")
         if len(self.rooms) >= self.config.max_rooms:
-            raise RoomError("server_full", "This server has too many rooms open; try later.")
+            raise self.book.refuse(
+                conn.remote, "server_full", "This server has too many rooms open; try later."
+            )
+        self.book.check_create_room(conn.remote)
         code = new_room_code(self.rooms)
-        room = Room(code, self.config, self._room_closed)
+        room = Room(code, self.config, self._room_closed, creator=conn.remote)
+        self.book.room_created(conn.remote)
         self.rooms[code] = room
         assert self._rooms_nursery is not None
         self._rooms_nursery.start_soon(room.run)
+        log.info("room %s: created by %s", code, conn.remote)
         return room
 
     def _room_closed(self, room: Room) -> None:
         if self.rooms.get(room.code) is room:
             del self.rooms[room.code]
+            if room.creator is not None:
+                self.book.room_closed(room.creator)
+            log.info("room %s: closed (%s)", room.code, room.end_reason or "empty")
 
     # ------------------------------------------------------------------ connections
 
-    async def _handle(self, request: WebSocketRequest) -> None:
-        """One connection, start to end; contains every exception of its own."""
+    async def _serve_stream(self, stream: trio.SocketStream) -> None:
+        """One accepted socket, start to end: handshakes, the handler, the close. Never raises."""
+        cfg = self.config
         try:
-            ws = await request.accept()
-        except Exception:
+            try:
+                async with trio.open_nursery() as nursery:
+                    transport: trio.abc.Stream = stream
+                    request: WebSocketRequest | None = None
+                    with trio.move_on_after(cfg.handshake_timeout):
+                        if cfg.ssl_context is not None:
+                            tls = trio.SSLStream(
+                                stream, cfg.ssl_context, server_side=True, https_compatible=True
+                            )
+                            await tls.do_handshake()
+                            transport = tls
+                        request = await wrap_server_stream(
+                            nursery,
+                            transport,
+                            message_queue_size=4,
+                            max_message_size=MAX_FRAME_BYTES,
+                        )
+                    if request is not None:
+                        await self._handle(request)
+                    nursery.cancel_scope.cancel()  # the library's reader task, if still running
+            finally:
+                with trio.CancelScope(shield=True):
+                    await trio.aclose_forcefully(stream)
+        except BaseException as exc:
+            self._contain(exc, None)
+
+    async def _handle(self, request: WebSocketRequest) -> None:
+        """One handshaken connection: admission, then the read loop until it ends."""
+        try:
+            remote = request.remote  # getpeername(): raises once the peer has reset
+        except OSError:
             return
-        remote = getattr(ws.remote, "address", "")
-        conn = Connection(ws, self.config.outbound_queue, str(remote))
-        self.connections.add(conn)
+        host, port = (remote.address, remote.port) if isinstance(remote, Endpoint) else ("", 0)
+        host = str(host)
+        refusal = self.book.connect(host, int(port))
+        try:
+            try:
+                ws = await request.accept()
+            except Exception:
+                return
+            conn = Connection(ws, self.config.outbound_queue, host)
+            if refusal is not None or self._stopping.is_set():
+                await self._turn_away(conn, refusal)
+                return
+            self.connections.add(conn)
+            try:
+                await self._serve_connection(conn)
+            finally:
+                conn.mark_closed()  # before looking at conn.room: a room never seats a closed one
+                self.connections.discard(conn)
+                if conn.room is not None:
+                    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                        conn.room.submit(Detached(conn))
+                await conn.final_close()
+        finally:
+            self.book.disconnect(host)
+
+    async def _turn_away(self, conn: Connection, refusal: RoomError | None) -> None:
+        """Say why, then close: a refused visitor learns the code and costs little."""
+        if refusal is None:
+            refusal = RoomError("shutting_down", "The server is shutting down.")
+        code = _DOOR_CLOSE.get(refusal.code, CLOSE_GOING_AWAY)
+        with trio.move_on_after(2.0):
+            with contextlib.suppress(ConnectionClosed, trio.BrokenResourceError):
+                await conn.ws.send_message(
+                    msgspec.json.encode(
+                        m.Error(code=refusal.code, message=refusal.message)
+                    ).decode()
+                )
+        conn.abort(code, refusal.message)
+        await conn.final_close()
+
+    async def _serve_connection(self, conn: Connection) -> None:
         try:
             with conn.scope:
                 async with trio.open_nursery() as tasks:
@@ -173,21 +278,44 @@ class GameServer:
                         self.config.heartbeat_interval,
                         self.config.heartbeat_timeout,
                     )
+                    tasks.start_soon(self._watchdog, conn)
                     await self._read_loop(conn)
                     if conn.closing is None:
                         tasks.cancel_scope.cancel()
                     # else the writer says Bye and closes (bounded by the scope's deadline)
         except BaseException as exc:
             self._contain(exc, conn)
-        finally:
-            conn.mark_closed()  # before looking at conn.room: a room never seats a closed one
-            self.connections.discard(conn)
-            if conn.room is not None:
-                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                    conn.room.submit(Detached(conn))
-            await conn.final_close()
 
-    def _contain(self, exc: BaseException, conn: Connection) -> None:
+    async def _watchdog(self, conn: Connection) -> None:
+        """Close a connection that never says hello, or that stays in no room for too long."""
+        cfg = self.config
+        await trio.sleep(cfg.hello_timeout)
+        if not conn.greeted:
+            conn.send(
+                m.Error(
+                    code="hello_timeout",
+                    message=f"No hello within {cfg.hello_timeout:g} s: closing.",
+                )
+            )
+            conn.close("no hello", CLOSE_POLICY)
+            return
+        step = max(0.05, cfg.roomless_timeout / 4)
+        roomless = 0.0
+        while True:
+            await trio.sleep(step)
+            roomless = 0.0 if conn.room is not None else roomless + step
+            if roomless >= cfg.roomless_timeout:
+                conn.send(
+                    m.Error(
+                        code="roomless_timeout",
+                        message=f"No room created, joined or watched for "
+                        f"{cfg.roomless_timeout:g} s: closing.",
+                    )
+                )
+                conn.close("idle without a room", CLOSE_POLICY)
+                return
+
+    def _contain(self, exc: BaseException, conn: Connection | None) -> None:
         """Swallow this connection's failures; let cancellation (and only it) through."""
         if isinstance(exc, trio.Cancelled):
             raise exc
@@ -203,8 +331,8 @@ class GameServer:
             return
         raise exc
 
-    def _report(self, exc: BaseException, conn: Connection) -> None:
-        ordinary = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError)
+    def _report(self, exc: BaseException, conn: Connection | None) -> None:
+        ordinary = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
         if isinstance(exc, BaseExceptionGroup):
             _, rest = exc.split(ordinary)
             if rest is None:
@@ -213,28 +341,43 @@ class GameServer:
         elif isinstance(exc, ordinary):
             return
         text = "".join(traceback.format_exception(exc))
-        self.config.say(f"connection {conn!r}: unexpected error\n{text}")
+        log.error("connection %r: unexpected error\n%s", conn, text)
 
     async def _read_loop(self, conn: Connection) -> None:
-        bucket = TokenBucket(self.config.rate, self.config.burst)
+        cfg = self.config
+        bucket = Bucket(cfg.rate, cfg.burst, trio.current_time())
+        book = self.book
         while conn.closing is None:
             try:
                 raw = await conn.ws.get_message()
             except ConnectionClosed:
                 return
-            conn.heard_at = trio.current_time()
-            if not bucket.take():
-                conn.close(
-                    f"too many messages: at most {self.config.rate:g} a second", CLOSE_POLICY
-                )
+            now = trio.current_time()
+            conn.heard_at = now
+            if bucket.take(now):
+                book.refuse(conn.remote, "flood", "one connection over its message rate")
+                conn.close(f"too many messages: at most {cfg.rate:g} a second", CLOSE_POLICY)
                 return
+            wait = book.message_wait(conn.remote)
+            if wait:
+                # The address's connections together are over their rate: this message is refused,
+                # and this connection is not read again until the address has room (TCP pushes back).
+                refusal = book.refuse(
+                    conn.remote,
+                    "rate_limited",
+                    f"Too many messages from your address (at most {cfg.address_rate:g} a second "
+                    "over all its connections); that message was dropped.",
+                )
+                conn.send(m.Error(code=refusal.code, message=refusal.message, ref=_peek_type(raw)))
+                await trio.sleep(wait)
+                continue
             try:
                 await self._on_frame(conn, raw)
             except RoomError as e:
                 conn.send(m.Error(code=e.code, message=e.message))
             except Exception:  # one bad message must not end the connection, let alone the server
-                self.config.say(
-                    f"connection {conn!r}: error handling a message\n{traceback.format_exc()}"
+                log.error(
+                    "connection %r: error handling a message\n%s", conn, traceback.format_exc()
                 )
                 conn.send(m.Error(code="internal", message="The server failed on that message."))
 
@@ -300,7 +443,7 @@ class GameServer:
             case m.CreateRoom():
                 if conn.room is not None:
                     raise RoomError("already_in_room", "Leave your room first.")
-                return self._new_room()
+                return self._new_room(conn)
             case m.JoinRoom() | m.ResumeSeat() | m.Watch():
                 code = msg.room.upper()
                 if conn.room is not None and conn.room.code != code:
@@ -355,7 +498,10 @@ def _readable(exc: msgspec.ValidationError) -> str:
 
 
 def warm_up_words() -> None:
+    """Load word and name data now, rather than on a room's first use of it."""
+    from protocol import names
     from protocol.words import contains_written, same_word
 
     same_word("rockets", "rocket")
     contains_written("fire trucks", "truck")
+    names.warm_up()

@@ -113,6 +113,10 @@ class ServerProcess:
             "0",
             "--replays",
             str(self.replays),
+            # Several tables here stand for several machines, but all come from 127.0.0.1.
+            *("--address-rate", "10000", "--address-burst", "10000"),
+            *("--max-connections-per-address", "1000", "--max-rooms-per-address", "100"),
+            *("--rooms-per-minute", "1000"),
         ]
         with out.open("wb") as f:
             self.proc = await trio.lowlevel.open_process(

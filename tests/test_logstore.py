@@ -795,3 +795,70 @@ def test_damage_spanning_several_tail_lines_is_torn_unless_a_sound_line_follows(
     assert read_log(log_path).valid_end == len(BLOB)
     # Damage followed by a whole, sound record is not a crash artifact.
     expect_corrupt(log_path, b"".join(LINES[:-1]) + b"\x00" * 10 + b"\n" + LINES[-1], 7)
+
+
+# --- bounded reading ----------------------------------------------------------------------------
+
+
+def test_a_line_longer_than_the_limit_is_damage(log_path: Path) -> None:
+    long = b"x" * (logstore.MAX_LINE_BYTES + 10)
+    log_path.write_bytes(BLOB + long + b"\n")
+    result = read_log(log_path)
+    assert result.records == CHAIN and result.valid_end == len(BLOB)
+    assert result.torn_reason == (
+        f"line 9 (seq 8): line longer than {logstore.MAX_LINE_BYTES} bytes (no record is that long)"
+    )
+    assert result.tail == long + b"\n"
+    # A sound record after it, on its own line or at the end of the long line: corruption.
+    for after in (b"\n" + LINES[3], LINES[3]):
+        expect_corrupt(log_path, b"".join(LINES[:-1]) + long + after, 7, "line longer than")
+    # Exactly the limit is still a line (and this one is merely not JSON).
+    log_path.write_bytes(BLOB + b"x" * logstore.MAX_LINE_BYTES + b"\n")
+    assert read_log(log_path).torn_reason == "line 9 (seq 8): not valid JSON"
+
+
+def test_the_tail_is_read_again_and_checked(log_path: Path) -> None:
+    log_path.write_bytes(BLOB + b"{half")
+    result = read_log(log_path)
+    assert result.tail == b"{half" and len(result.tail_sha256) == 64
+    log_path.write_bytes(BLOB + b"{hal!")
+    with pytest.raises(LogError, match="changed"):
+        _ = result.tail
+
+
+def test_recover_refuses_a_file_replaced_since_it_was_read(log_path: Path) -> None:
+    log_path.write_bytes(BLOB + b"{half")
+    result = read_log(log_path)
+    replacement = log_path.with_name("new.jsonl")
+    replacement.write_bytes(BLOB + b"{half")  # the same bytes, another file
+    os.replace(replacement, log_path)
+    with pytest.raises(LogError, match="changed"):
+        recover_torn_tail(log_path, result)
+    assert log_path.read_bytes() == BLOB + b"{half"
+    assert not log_path.with_name(log_path.name + ".torn").exists()
+
+
+def test_read_log_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "x.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        read_log(fifo)  # no writer: a blocking open would hang here
+    with pytest.raises(IsADirectoryError):
+        read_log(tmp_path)
+
+
+def test_first_record_reads_one_bounded_line(log_path: Path) -> None:
+    def first(data: bytes) -> tuple[LogRecord | None, str]:
+        log_path.write_bytes(data)
+        fd = os.open(log_path, os.O_RDONLY)
+        try:
+            return logstore.first_record(fd)
+        finally:
+            os.close(fd)
+
+    assert first(BLOB) == (CHAIN[0], "")
+    assert first(LINES[0][:-1]) == (CHAIN[0], "")  # a crash in the first append
+    assert first(b"") == (None, "the file is empty")
+    assert first(LINES[1]) == (None, "its seq is 1, not 0")
+    assert first(b"x" * (2 * logstore.MAX_LINE_BYTES))[1].startswith("line longer than")
+    assert first(b"\x00junk\n" + BLOB) == (None, "not valid JSON")

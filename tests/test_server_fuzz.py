@@ -498,8 +498,8 @@ async def arena_of(server: Any):
 
 @pytest.fixture
 async def fuzz_server(start_server):
-    """A server whose rate limit does not cut the fuzzers off (the flood test has its own)."""
-    return await start_server(rate=1e9, burst=1e9)
+    """A server whose rate limits do not cut the fuzzers off (the flood tests have their own)."""
+    return await start_server(rate=1e9, burst=1e9, address_rate=1e9, address_burst=1e9)
 
 
 async def test_fuzzed_frames_get_errors_and_change_nothing(fuzz_server, said):
@@ -629,7 +629,7 @@ async def test_oversized_frame_closes_only_the_sender(fuzz_server, who):
 
 
 async def test_flood_closes_only_the_flooder(start_server):
-    server = await start_server(rate=20, burst=40)
+    server = await start_server(rate=20, burst=40, address_rate=1e9, address_burst=1e9)
     async with arena_of(server) as arena:
         s = arena.senders["Cy@spell"]
         mark = len(s.client.received)

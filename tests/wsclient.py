@@ -26,7 +26,7 @@ from typing import Any
 
 import msgspec
 import trio
-from trio_websocket import ConnectionClosed, open_websocket_url
+from trio_websocket import ConnectionClosed, open_websocket_url, wrap_client_stream
 
 from protocol import messages as m
 from protocol.commitment import commitment, new_nonce
@@ -219,9 +219,36 @@ class Client:
 
 @contextlib.asynccontextmanager
 async def open_client(
-    url: str, name: str = "tester", *, hello: bool = True, ssl_context: Any = None
+    url: str,
+    name: str = "tester",
+    *,
+    hello: bool = True,
+    ssl_context: Any = None,
+    source: str | None = None,
 ) -> AsyncIterator[Client]:
-    """Connect (and by default say hello); the connection closes when the block ends."""
+    """Connect (and by default say hello); the connection closes when the block ends.
+
+    ``source``: the loopback address to connect from (127.0.0.2 ...), for tests of per-address
+    limits; ws:// only.
+    """
+    if source is not None:
+        async with trio.open_nursery() as outer:
+            ws = await connect_from(outer, url, source)
+            try:
+                client = Client(ws, name)
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(client._pump)
+                    if hello:
+                        msg = await client.hello()
+                        assert isinstance(msg, m.Welcome), msg
+                    yield client
+                    nursery.cancel_scope.cancel()
+            finally:
+                with trio.CancelScope(shield=True), trio.move_on_after(2):
+                    await ws.aclose()
+                await close_socket(ws)
+                outer.cancel_scope.cancel()
+        return
     ws = None
     try:
         async with open_websocket_url(url, ssl_context, max_message_size=2**22) as ws:
@@ -236,6 +263,21 @@ async def open_client(
     finally:
         if ws is not None:
             await close_socket(ws)
+
+
+async def connect_from(nursery: trio.Nursery, url: str, source: str) -> Any:
+    """A client WebSocket to ``url`` (ws://127.0.0.1:PORT) whose TCP socket is bound to ``source``."""
+    host, port = url.removeprefix("ws://").rsplit(":", 1)
+    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_STREAM)
+    try:
+        await sock.bind((source, 0))
+        await sock.connect((host, int(port)))
+    except BaseException:
+        sock.close()
+        raise
+    return await wrap_client_stream(
+        nursery, trio.SocketStream(sock), host, "/", max_message_size=2**22
+    )
 
 
 async def close_socket(ws: Any) -> None:

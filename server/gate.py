@@ -1,0 +1,240 @@
+"""Admission by source address: connections, messages and rooms, each within its limit.
+
+A visitor is known only by the address its packets come from, so every limit a visitor could abuse is
+counted per address (an IPv6 visitor by its /64, which one machine usually holds whole). The server
+asks this book before it admits a connection, reads a message or creates a room; each refusal is a
+``RoomError`` whose code docs/PROTOCOL.md lists. Bookkeeping only: the caller does the I/O. Rates use
+Trio's clock; the book is used from the Trio thread alone.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import trio
+
+from server.config import ServerConfig
+from server.lobby import RoomError
+
+log = logging.getLogger("conjure.server")
+
+#: An address that hit a limit is logged at most once per this many seconds for that limit.
+WARN_EVERY = 60.0
+#: A room creation counts against its address for this long.
+CREATION_WINDOW = 60.0
+
+
+def address_key(host: str) -> str:
+    """The unit limits count by: an IPv4 address, or an IPv6 /64 (IPv4-mapped ones as IPv4)."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
+class Bucket:
+    """``rate`` tokens a second, at most ``burst`` saved up."""
+
+    def __init__(self, rate: float, burst: float, now: float) -> None:
+        self.rate = rate
+        self.burst = max(1.0, burst)
+        self.tokens = self.burst
+        self.stamp = now
+
+    def take(self, now: float) -> float:
+        """Take a token: 0.0 if there was one, else the seconds until there will be."""
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return 0.0
+        return (1 - self.tokens) / self.rate if self.rate > 0 else 1.0
+
+
+@dataclass
+class _Address:
+    open: int = 0
+    pending: dict[int, float] = field(default_factory=dict)  # port -> when accepted
+    bucket: Bucket | None = None
+    created: deque[float] = field(default_factory=deque)
+    hosting: int = 0
+
+    @property
+    def idle(self) -> bool:
+        return not (self.open or self.pending or self.created or self.hosting)
+
+
+class AddressBook:
+    """What every source address holds right now, and whether it may have more."""
+
+    def __init__(self, config: ServerConfig, now: Callable[[], float] = trio.current_time) -> None:
+        self.config = config
+        self._now = now
+        self._by: dict[str, _Address] = {}
+        self.total_open = 0
+        self.total_pending = 0
+        self._warned: dict[tuple[str, str], float] = {}
+        #: Refusals per code since start (for tests, benchmarks and an operator's curiosity).
+        self.refused: dict[str, int] = {}
+
+    def _get(self, key: str) -> _Address:
+        entry = self._by.get(key)
+        if entry is None:
+            entry = self._by[key] = _Address()
+        return entry
+
+    def _forget_if_idle(self, key: str) -> None:
+        entry = self._by.get(key)
+        if entry is not None and entry.idle:
+            del self._by[key]
+
+    def _expire_pending(self, entry: _Address, now: float) -> None:
+        """Handshakes that never reached the handler (reset, timed out) stop counting."""
+        limit = self.config.handshake_timeout + 1.0
+        for port, since in list(entry.pending.items()):
+            if now - since > limit:
+                del entry.pending[port]
+                self.total_pending -= 1
+
+    def refuse(self, host: str, code: str, message: str) -> RoomError:
+        """Count and (at most once a minute per address and limit) log a refusal."""
+        self.refused[code] = self.refused.get(code, 0) + 1
+        key = address_key(host)
+        now = self._now()
+        last = self._warned.get((key, code))
+        if last is None or now - last >= WARN_EVERY:
+            self._warned[(key, code)] = now
+            if len(self._warned) > 10_000:  # bounded: drop the oldest half
+                for k in sorted(self._warned, key=self._warned.__getitem__)[:5_000]:
+                    del self._warned[k]
+            log.warning("limit: %s refused (%s): %s", key, code, message)
+        return RoomError(code, message)
+
+    # ------------------------------------------------------------------ connections
+
+    def admit_pending(self, host: str, port: int) -> bool:
+        """At accept, before any handshake: False means close the socket at once.
+
+        Only a hard ceiling applies here (handshakes in progress count as connections); below it
+        the handler gives the refusal in words (``connect``).
+        """
+        cfg = self.config
+        key = address_key(host)
+        entry = self._get(key)
+        now = self._now()
+        self._expire_pending(entry, now)
+        per_address = entry.open + len(entry.pending)
+        if (
+            per_address >= cfg.max_connections_per_address + 8
+            or self.total_open + self.total_pending >= cfg.max_connections + 64
+        ):
+            self.refuse(host, "too_many_connections", "closed before the handshake")
+            self._forget_if_idle(key)
+            return False
+        entry.pending[port] = now
+        self.total_pending += 1
+        return True
+
+    def connect(self, host: str, port: int) -> RoomError | None:
+        """A handshake arrived: count the connection, and say why it must go if it must.
+
+        The connection counts (``disconnect`` must follow) whether or not it is refused, so that a
+        refused one is still within the ceilings while it is told why and closed.
+        """
+        cfg = self.config
+        key = address_key(host)
+        entry = self._get(key)
+        if entry.pending.pop(port, None) is not None:
+            self.total_pending -= 1
+        entry.open += 1
+        self.total_open += 1
+        if entry.open > cfg.max_connections_per_address:
+            return self.refuse(
+                host,
+                "too_many_connections",
+                f"Too many connections from your address (at most "
+                f"{cfg.max_connections_per_address}); close some and try again.",
+            )
+        if self.total_open > cfg.max_connections:
+            return self.refuse(
+                host,
+                "server_busy",
+                "This server has as many connections as it can take; try again later.",
+            )
+        return None
+
+    def disconnect(self, host: str) -> None:
+        key = address_key(host)
+        entry = self._by.get(key)
+        if entry is None or entry.open <= 0:
+            return
+        entry.open -= 1
+        self.total_open -= 1
+        if not entry.open:
+            entry.bucket = None
+        self._forget_if_idle(key)
+
+    def message_wait(self, host: str) -> float:
+        """Take one message's worth of the address's rate: 0.0, or seconds until allowed."""
+        cfg = self.config
+        entry = self._by.get(address_key(host))
+        if entry is None:
+            return 0.0
+        now = self._now()
+        if entry.bucket is None:
+            entry.bucket = Bucket(cfg.address_rate, cfg.address_burst, now)
+        return entry.bucket.take(now)
+
+    # ------------------------------------------------------------------ rooms
+
+    def check_create_room(self, host: str) -> None:
+        """Raise the refusal if ``host`` may not create a room now."""
+        cfg = self.config
+        key = address_key(host)
+        entry = self._get(key)
+        now = self._now()
+        while entry.created and now - entry.created[0] >= CREATION_WINDOW:
+            entry.created.popleft()
+        try:
+            if entry.hosting >= cfg.max_rooms_per_address:
+                raise self.refuse(
+                    host,
+                    "too_many_rooms",
+                    f"Your address already has {entry.hosting} open rooms (at most "
+                    f"{cfg.max_rooms_per_address}); finish or leave one first.",
+                )
+            if len(entry.created) >= cfg.rooms_per_minute:
+                wait = CREATION_WINDOW - (now - entry.created[0])
+                raise self.refuse(
+                    host,
+                    "room_rate",
+                    f"Too many new rooms from your address (at most {cfg.rooms_per_minute} a "
+                    f"minute); try again in {max(1, round(wait))} s.",
+                )
+        finally:
+            self._forget_if_idle(key)
+
+    def room_created(self, host: str) -> None:
+        entry = self._get(address_key(host))
+        entry.created.append(self._now())
+        entry.hosting += 1
+
+    def room_closed(self, host: str) -> None:
+        key = address_key(host)
+        entry = self._by.get(key)
+        if entry is not None and entry.hosting > 0:
+            entry.hosting -= 1
+            self._forget_if_idle(key)
+
+    def hosting(self, host: str) -> int:
+        entry = self._by.get(address_key(host))
+        return 0 if entry is None else entry.hosting

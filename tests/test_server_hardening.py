@@ -1,0 +1,407 @@
+"""What a hostile or merely unlucky visitor can do to a server: each attack is refused with its
+documented code, the server lives, and an honest player from another address still plays.
+
+Every test here talks real WebSockets to a real server on 127.0.0.1; attackers and honest players
+use different loopback addresses (127.0.0.2, 127.0.0.3 ...), as they would come from different
+machines. No test asserts a timing: where coalescing is checked, the bound is computed from the
+time the attack actually took.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import socket
+import struct
+from pathlib import Path
+
+import msgspec
+import pytest
+import trio
+
+from protocol import messages as m
+from protocol.events import event_from_record
+from protocol.messages import InLimits, RoomSettings
+from server.logstore import read_log
+from tests.clienthelpers import wait_until
+from tests.wsclient import connect_from, open_client, open_table
+
+NO_CLOCKS = InLimits(choose=None, spell=None, mark=None, commit=None, reveal=None, review=None)
+HONEST = "127.0.0.2"
+ATTACKER = "127.0.0.3"
+
+
+def _port(server) -> int:
+    return server.port
+
+
+async def honest_game_starts(server) -> None:
+    """A room from an address the attacker does not share: created, filled and started."""
+    async with contextlib.AsyncExitStack() as stack:
+        names = ["Hana", "Hugo", "Hedy"]
+        table = [
+            await stack.enter_async_context(open_client(server.url, n, source=HONEST))
+            for n in names
+        ]
+        code = await table[0].create(RoomSettings())
+        for c in table[1:]:
+            await c.join(code)
+        await table[0].wait_view(lambda v: len(v.players) == 3)
+        await table[0].send(m.StartGame())
+        for c in table:
+            await c.wait_view(lambda v: v.round == 1)
+
+
+async def raw_connect(server, source: str) -> trio.SocketStream:
+    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_STREAM)
+    await sock.bind((source, 0))
+    await sock.connect(("127.0.0.1", _port(server)))
+    return trio.SocketStream(sock)
+
+
+def reset(stream: trio.SocketStream) -> None:
+    """Close with a TCP reset (SO_LINGER 0), as a crashing or flaky client does."""
+    stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    stream.socket.close()
+
+
+HANDSHAKE = (
+    b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+)
+
+
+async def read_handshake_reply(stream: trio.SocketStream) -> bytes:
+    data = b""
+    with trio.fail_after(5):
+        while b"\r\n\r\n" not in data:
+            chunk = await stream.receive_some(4096)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
+# ---------------------------------------------------------------------- one connection's failure
+
+
+async def test_resets_right_after_the_handshake_do_not_end_the_server(start_server):
+    server = await start_server(max_connections_per_address=200)
+    for _ in range(100):
+        stream = await raw_connect(server, ATTACKER)
+        await stream.send_all(HANDSHAKE)
+        reset(stream)  # before the handler has looked at the peer's address
+    for _ in range(20):  # and after the server's reply, while the handler is starting
+        stream = await raw_connect(server, ATTACKER)
+        await stream.send_all(HANDSHAKE)
+        assert b"101" in await read_handshake_reply(stream)
+        reset(stream)
+    await honest_game_starts(server)
+
+
+async def test_resets_mid_frame_and_mid_handshake_do_not_end_the_server(start_server):
+    server = await start_server(max_connections_per_address=200)
+    for i in range(30):
+        stream = await raw_connect(server, ATTACKER)
+        if i % 3 == 0:
+            await stream.send_all(HANDSHAKE[:40])  # half a request line
+        else:
+            await stream.send_all(HANDSHAKE)
+            await read_handshake_reply(stream)
+            # a masked text frame that announces 100 bytes and sends 5
+            await stream.send_all(bytes([0x81, 0x80 | 100]) + b"\x01\x02\x03\x04" + b"hello")
+        reset(stream)
+    async with open_client(server.url, "Ann", source=HONEST) as ann:
+        assert await ann.create(RoomSettings())
+
+
+async def test_out_of_file_descriptors_at_accept_pauses_then_serves(start_server, caplog):
+    server = await start_server()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    held: list[int] = []
+    listener = server.listeners[0]
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 4096), hard))
+        sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_STREAM)
+        with contextlib.suppress(OSError):
+            while True:  # leave no descriptor free but the client's socket
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        await sock.connect(
+            ("127.0.0.1", server.port)
+        )  # the kernel queues it; accept cannot take it
+        await wait_until(
+            lambda: listener.starved >= 3, what="accept failing for lack of descriptors"
+        )
+        for fd in held:
+            os.close(fd)
+        held.clear()
+        stream = trio.SocketStream(sock)
+        await stream.send_all(HANDSHAKE)
+        assert b"101" in await read_handshake_reply(stream)
+        await stream.aclose()
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    said_once = [r for r in caplog.records if "cannot accept connections" in r.getMessage()]
+    assert len(said_once) == 1
+    assert any("accepting connections again" in r.getMessage() for r in caplog.records)
+    async with open_client(server.url, "Ann", source=HONEST) as ann:
+        assert await ann.create(RoomSettings())
+
+
+# ---------------------------------------------------------------------- connection limits
+
+
+async def test_connections_per_address_are_capped_with_a_clear_refusal(start_server):
+    server = await start_server(max_connections_per_address=5)
+    async with contextlib.AsyncExitStack() as stack:
+        for i in range(5):
+            await stack.enter_async_context(open_client(server.url, f"a{i}", source=ATTACKER))
+        async with open_client(server.url, "extra", hello=False, source=ATTACKER) as extra:
+            msg = await extra.recv()
+            assert isinstance(msg, m.Error) and msg.code == "too_many_connections"
+            await wait_until(lambda: extra.closed is not None, what="the refused one closed")
+            assert extra.closed is not None and extra.closed[0] == 1008
+        # the same number from another address is fine
+        async with open_client(server.url, "Hana", source=HONEST) as hana:
+            assert await hana.create(RoomSettings())
+
+
+async def test_the_server_wide_connection_cap_says_busy(start_server):
+    server = await start_server(max_connections=4)
+    async with contextlib.AsyncExitStack() as stack:
+        for i in range(4):
+            src = f"127.0.0.{10 + i}"
+            await stack.enter_async_context(open_client(server.url, f"p{i}", source=src))
+        async with open_client(server.url, "late", hello=False, source=HONEST) as late:
+            msg = await late.recv()
+            assert isinstance(msg, m.Error) and msg.code == "server_busy"
+    async with open_client(server.url, "Hana", source=HONEST) as hana:  # room again once they left
+        assert await hana.create(RoomSettings())
+
+
+async def test_idle_connections_that_never_say_hello_are_closed(start_server):
+    server = await start_server(hello_timeout=0.3, roomless_timeout=0.6)
+    async with open_client(server.url, "mute", hello=False, source=ATTACKER) as mute:
+        msg = await mute.recv()
+        assert isinstance(msg, m.Error) and msg.code == "hello_timeout"
+        await wait_until(lambda: mute.closed is not None, what="the mute connection closed")
+    async with open_client(server.url, "loiterer", source=ATTACKER) as loiterer:
+        msg = await loiterer.recv_until(lambda x: isinstance(x, m.Error))
+        assert isinstance(msg, m.Error) and msg.code == "roomless_timeout"
+        await wait_until(lambda: loiterer.closed is not None, what="the roomless one closed")
+    await wait_until(lambda: not server.connections, what="no connection left")
+
+
+async def test_many_idle_connections_from_one_address_leave_room_for_others(start_server):
+    server = await start_server(max_connections_per_address=20)
+    async with trio.open_nursery() as nursery:
+        sockets = []
+        for _ in range(60):  # three times the cap; half never even finish the handshake
+            stream = await raw_connect(server, ATTACKER)
+            sockets.append(stream)
+        for i, stream in enumerate(sockets):
+            if i % 2:
+                with contextlib.suppress(trio.BrokenResourceError):
+                    await stream.send_all(HANDSHAKE)
+        await wait_until(
+            lambda: server.book.refused.get("too_many_connections", 0) > 0,
+            what="the address to be refused",
+        )
+        await honest_game_starts(server)
+        for stream in sockets:
+            reset(stream)
+        nursery.cancel_scope.cancel()
+
+
+# ---------------------------------------------------------------------- message rates
+
+
+async def test_one_address_sending_under_every_per_connection_limit_is_held_to_its_rate(
+    start_server,
+):
+    server = await start_server(address_rate=20, address_burst=20)
+    refused: list[m.Error] = []
+
+    async def chatter(i: int) -> None:
+        async with open_client(server.url, f"c{i}", source=ATTACKER) as c:
+            for _ in range(30):  # 30 chats at ~10 a second: under the per-connection limit
+                with contextlib.suppress(ConnectionError):
+                    await c.send(m.SendChat(text="spam"))
+                await trio.sleep(0.1)
+            refused.extend(
+                x for x in c.received if isinstance(x, m.Error) and x.code == "rate_limited"
+            )
+
+    async with trio.open_nursery() as nursery:
+        for i in range(12):
+            nursery.start_soon(chatter, i)
+        await honest_game_starts(server)
+    assert refused, "the address went over its rate and was told so"
+    assert refused[0].message.startswith("Too many messages from your address")
+
+
+# ---------------------------------------------------------------------- rooms
+
+
+async def test_creating_and_leaving_rooms_in_a_loop_is_refused_and_the_lobbies_close(
+    start_server,
+):
+    server = await start_server(lobby_idle_close=0.5)
+    codes = []
+    for i in range(40):
+        async with open_client(server.url, f"r{i}", source=ATTACKER) as c:
+            await c.send(m.CreateRoom(name=f"r{i}", settings=RoomSettings()))
+            msg = await c.recv_until(lambda x: isinstance(x, m.Seated | m.Error))
+            codes.append(msg.code if isinstance(msg, m.Error) else "seated")
+    assert codes.count("seated") == 8  # max_rooms_per_address
+    assert set(codes) == {"seated", "too_many_rooms"}
+    await honest_game_starts(server)
+    # the attacker's lobbies, with nobody connected, close by themselves
+    await wait_until(lambda: len(server.rooms) == 1, timeout=20, what="empty lobbies to close")
+    async with open_client(server.url, "again", source=ATTACKER) as c:
+        assert await c.create(RoomSettings())
+
+
+async def test_room_creation_is_rate_limited_per_address(start_server):
+    server = await start_server(rooms_per_minute=3, max_rooms_per_address=100)
+    got = []
+    for i in range(6):
+        async with open_client(server.url, f"r{i}", source=ATTACKER) as c:
+            await c.send(m.CreateRoom(name=f"r{i}", settings=RoomSettings()))
+            msg = await c.recv_until(lambda x: isinstance(x, m.Seated | m.Error))
+            got.append(msg.code if isinstance(msg, m.Error) else "seated")
+    assert got == ["seated"] * 3 + ["room_rate"] * 3
+    async with open_client(server.url, "Hana", source=HONEST) as hana:
+        assert await hana.create(RoomSettings())
+
+
+async def test_server_wide_room_cap(start_server):
+    server = await start_server(max_rooms=2)
+    async with contextlib.AsyncExitStack() as stack:
+        for i in range(2):
+            c = await stack.enter_async_context(open_client(server.url, f"h{i}", source=HONEST))
+            await c.create(RoomSettings())
+        c = await stack.enter_async_context(open_client(server.url, "x", source=ATTACKER))
+        await c.send(m.CreateRoom(name="x", settings=RoomSettings()))
+        err = await c.expect_error("server_full")
+        assert "too many rooms" in err.message
+
+
+async def test_a_game_nobody_plays_is_abandoned_in_its_log_and_not_resumed(start_server, tmp_path):
+    server = await start_server(abandon_after=0.5)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], RoomSettings(limits=NO_CLOCKS)) as t:
+        await t[0].send(m.StartGame())
+        await t[0].wait_view(lambda v: v.round == 1)
+        game_id = t[0].view.game_id
+    await wait_until(
+        lambda: not server.rooms, timeout=20, what="the abandoned game's room to close"
+    )
+    log = read_log(tmp_path / "replays" / f"{game_id}.jsonl")
+    events = [event_from_record(r.type, r.data) for r in log.records]
+    assert type(events[-1]).__name__ == "GameAbandoned"
+    await server.aclose()
+    again = await start_server()
+    assert not again.rooms
+    assert again.report.finished == 1
+
+
+async def test_the_shutdown_goodbye_promises_a_resume_only_to_games(start_server):
+    server = await start_server()
+    async with open_client(server.url, "Ann", source=HONEST) as ann:
+        await ann.create(RoomSettings())
+        await server.aclose()
+        bye = await ann.recv_until(lambda x: isinstance(x, m.Bye))
+        assert "resume" not in bye.reason and "reconnect" not in bye.reason
+
+
+# ---------------------------------------------------------------------- spectators
+
+
+async def test_spectators_beyond_the_rooms_limit_are_refused(start_server):
+    server = await start_server()
+    async with open_client(server.url, "Ann", source=HONEST) as ann:
+        code = await ann.create(RoomSettings(max_spectators=3))
+        async with contextlib.AsyncExitStack() as stack:
+            for i in range(3):
+                w = await stack.enter_async_context(open_client(server.url, f"w{i}"))
+                await w.send(m.Watch(room=code))
+                await w.recv_until(lambda x: isinstance(x, m.Watching))
+            late = await stack.enter_async_context(open_client(server.url, "late"))
+            await late.send(m.Watch(room=code))
+            err = await late.expect_error("spectators_full")
+            assert "3 spectators" in err.message
+            await ann.wait_view(lambda v: v.spectators == 3)
+
+
+async def test_a_crowd_of_spectators_costs_each_viewer_a_few_frames_not_one_per_join(start_server):
+    interval = 0.5
+    server = await start_server(
+        max_spectators=400, max_connections_per_address=500, spectator_interval=interval
+    )
+    joins = 150
+    async with open_client(server.url, "Ann", source=HONEST) as ann:
+        code = await ann.create(RoomSettings(max_spectators=400))
+        await ann.wait_view(lambda v: len(v.players) == 1)
+        before = len(ann.frames)
+        started = trio.current_time()
+        async with contextlib.AsyncExitStack() as stack:
+            crowd = []
+            for i in range(joins):
+                w = await stack.enter_async_context(  # a crowd comes from many machines
+                    open_client(server.url, f"w{i}", source=f"127.0.1.{i % 10 + 1}")
+                )
+                await w.send(m.Watch(room=code))
+                crowd.append(w)
+            for w in crowd:
+                await w.recv_until(lambda x: isinstance(x, m.Update))
+            took = trio.current_time() - started
+            await ann.wait_view(lambda v: v.spectators == joins)
+            frames = len(ann.frames) - before
+            # at most one count update per interval, plus the last one
+            assert frames <= took / interval + 2, (frames, took)
+            # a spectator who came early got the table at once and then coalesced updates
+            first = crowd[0]
+            updates = [x for x in first.received if isinstance(x, m.Update)]
+            assert len(updates) <= took / interval + 3
+        # the room of another table is unaffected: an honest game starts and plays
+        await honest_game_starts(server)
+
+
+# ---------------------------------------------------------------------- limits in words
+
+
+async def test_every_refusal_code_of_the_limits_is_documented():
+    doc = Path("docs/PROTOCOL.md").read_text(encoding="utf-8")
+    for code in (
+        "too_many_connections",
+        "server_busy",
+        "hello_timeout",
+        "roomless_timeout",
+        "rate_limited",
+        "room_rate",
+        "too_many_rooms",
+        "server_full",
+        "spectators_full",
+        "log_unavailable",
+    ):
+        assert f"`{code}`" in doc, code
+
+
+def test_limit_refusal_frames_decode_as_errors():
+    frame = msgspec.json.encode(m.Error(code="rate_limited", message="x")).decode()
+    assert isinstance(m.server_decoder.decode(frame), m.Error)
+
+
+@pytest.mark.parametrize("source", [HONEST])
+async def test_connect_from_binds_the_source_address(server, source):
+    async with trio.open_nursery() as nursery:
+        ws = await connect_from(nursery, server.url, source)
+        await ws.send_message(m.encoder.encode(m.Hello(protocol=m.PROTOCOL_VERSION)).decode())
+        await ws.get_message()
+        conn = next(iter(server.connections))
+        assert conn.remote == source
+        await ws.aclose()
+        nursery.cancel_scope.cancel()

@@ -1,0 +1,502 @@
+"""Start-up never harms a file, and a full disk is survivable on the log's side.
+
+Real files in a real ``replays/`` and a real server (``start_server``): what is not a game log is
+skipped byte for byte, without being opened if it is not a regular file; a hash-valid log that the
+rules do not allow is refused (and ``conjure replay`` does not verify it); a torn tail is still
+recovered. The full-disk tests fill a real 64 KiB tmpfs (they need root to mount it).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import mmap
+import os
+import shutil
+import socket
+import subprocess
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from client.cli import main
+from protocol.deck import Card
+from protocol.events import Limits, SpellWritten
+from protocol.words import MAX_WORD_LENGTH
+from server.app import banner
+from server.logstore import (
+    GENESIS,
+    MAX_LINE_BYTES,
+    LogError,
+    LogFailure,
+    build_record,
+    encode_record,
+    open_for_append,
+    open_writer,
+    read_log,
+    reopen_after_failure,
+    reopen_writer,
+)
+from server.recovery import NOT_A_LOG, load_replays
+from server.rules import Rejection, decide, fold
+from server.rules import commands as c
+from server.rules.legality import first_illegal
+from tests.auditlogs import RecordingTable, as_batches
+from tests.rulestable import DEFAULT_CARDS, players
+from tests.test_rules_properties import command_for
+
+#: No clocks: a resumed test game waits for its players instead of timing out and writing.
+NO_CLOCK = Limits(choose=None, spell=None, mark=None, commit=None, reveal=None, review=None)
+
+
+def five_seat_game() -> RecordingTable:
+    """Round 1 of a 5-seat game: the card is chosen, seats 0 and 1 wrote spell words."""
+    t = RecordingTable(5, cards=DEFAULT_CARDS[:5], limits=NO_CLOCK)
+    t.choose()
+    t.spell("lava", "mountain")
+    return t
+
+
+def write_game(path: Path, edit: Any = None) -> bytes:
+    """The 5-seat game as a hash-valid log, one batch per decision, as the server writes it
+    (``edit`` may change an event's data first: a lying server's log still chains)."""
+    lines = []
+    prev, seq = GENESIS, 0
+    for ts, items in as_batches(five_seat_game().decisions, edit):
+        for k, (type_, data) in enumerate(items):
+            record = build_record(prev, seq, ts, type_, data, batch=len(items) - 1 - k)
+            lines.append(encode_record(record))
+            prev, seq = record.hash, seq + 1
+    path.write_bytes(b"".join(lines))
+    return path.read_bytes()
+
+
+def line_of(path: Path, type_: str, **data: Any) -> int:
+    """1-based line of the first record of ``type_`` whose data has these values."""
+    for r in read_log(path).records:
+        if r.type == type_ and all(r.data.get(k) == v for k, v in data.items()):
+            return r.seq + 1
+    raise AssertionError(f"no {type_} {data} in {path}")
+
+
+def lines_about(said: list[str], path: Path) -> list[str]:
+    return [line for line in said if f" {path}:" in line]
+
+
+@pytest.fixture
+def replays(tmp_path: Path) -> Path:
+    path = tmp_path / "replays"  # where ``start_server`` looks by default
+    path.mkdir()
+    return path
+
+
+async def start(start_server: Any) -> Any:
+    with trio.fail_after(30):  # a hang guard, not a timing: start-up must finish at all
+        return await start_server()
+
+
+# ---------------------------------------------------------------------------- not game logs
+
+
+async def test_junk_jsonl_is_skipped_byte_for_byte(start_server, replays, said):
+    junk = replays / "junk.jsonl"
+    content = os.urandom(4096)
+    junk.write_bytes(content)
+    # Another program holding a lock on it is not disturbed: start-up takes no lock on it.
+    with junk.open("rb") as other:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        server = await start(start_server)
+    assert junk.read_bytes() == content
+    assert sorted(p.name for p in replays.iterdir()) == ["junk.jsonl"]  # no .torn
+    (line,) = lines_about(said, junk)
+    assert line.startswith(f"skipped {junk}: {NOT_A_LOG}") and "left as it is" in line
+    assert server.report.skipped == [line] and not server.report.refused
+    (counts,) = [x for x in banner(server) if x.startswith("game logs in")]
+    assert counts.endswith("0 finished, 0 refused, 1 skipped (not game logs)")
+
+
+async def test_other_names_and_records_are_not_game_logs(start_server, replays, said):
+    """Only ``*.jsonl`` are candidates; a sound record that is not game_started is no header."""
+    notes = replays / "notes.txt"
+    notes.write_bytes(b"\xff" * 100)
+    (replays / "g.jsonl.torn").write_bytes(b"{half")
+    other = replays / "other.jsonl"
+    hello = encode_record(build_record(GENESIS, 0, 1.0, "hello", {"x": 1}))
+    other.write_bytes(hello + b"\x00" * 50)  # sound first line, then a torn-looking tail
+    bad_start = replays / "bad-start.jsonl"
+    bad_start.write_bytes(encode_record(build_record(GENESIS, 0, 1.0, "game_started", {"x": 1})))
+    await start(start_server)
+    assert other.read_bytes() == hello + b"\x00" * 50
+    assert notes.read_bytes() == b"\xff" * 100
+    assert not (replays / "other.jsonl.torn").exists()
+    assert lines_about(said, notes) == [] and lines_about(said, replays / "g.jsonl.torn") == []
+    (line,) = lines_about(said, other)
+    assert line.startswith(f"skipped {other}: {NOT_A_LOG} (it is a 'hello' record)")
+    (line,) = lines_about(said, bad_start)
+    assert line.startswith(f"skipped {bad_start}: {NOT_A_LOG} (its data is not a game start")
+
+
+async def test_a_150_mb_file_is_skipped_without_being_read(start_server, replays, said):
+    big = replays / "big.jsonl"
+    forged = build_record(GENESIS, 0, 1.0, "game_started", {"game_id": "g"})
+    with big.open("wb") as f:
+        f.write(encode_record(forged).replace(b'"g"', b'"h"'))  # looks right, hash wrong
+        f.truncate(150 * 2**20)
+    with big.open("rb") as f:
+        first_mb = f.read(2**20)
+    await start(start_server)
+    (line,) = lines_about(said, big)
+    assert line.startswith(f"skipped {big}: {NOT_A_LOG} (hash mismatch)")
+    assert big.stat().st_size == 150 * 2**20
+    with big.open("rb") as f:
+        assert f.read(2**20) == first_mb
+    assert list(replays.iterdir()) == [big]
+    # Memory evidence: a direct call reads at most one line's worth of it.
+    tracemalloc.start()
+    try:
+        report = load_replays(replays, lambda _: None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(report.skipped) == 1
+    assert peak < 4 * MAX_LINE_BYTES
+
+
+def test_a_huge_torn_tail_is_moved_aside_in_bounded_memory(replays):
+    """A real log followed by 40 MB of zeros: a torn tail, read and copied in chunks."""
+    log = replays / "game-1.jsonl"
+    good = write_game(log)
+    with log.open("r+b") as f:
+        f.truncate(len(good) + 40 * 2**20)
+    said: list[str] = []
+    tracemalloc.start()
+    try:
+        report = load_replays(replays, said.append)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    for r in report.resumed:
+        r.writer.close()
+    assert len(report.resumed) == 1 and len(report.recovered) == 1
+    assert "line longer than" in report.recovered[0]
+    assert log.read_bytes() == good
+    torn = log.with_name(log.name + ".torn")
+    assert torn.stat().st_size == 40 * 2**20
+    with torn.open("rb") as f:
+        assert f.read(4096) == b"\x00" * 4096
+    assert peak < 8 * MAX_LINE_BYTES
+
+
+async def test_fifo_socket_directory_and_links_are_skipped_unopened(start_server, replays, said):
+    fifo = replays / "x.jsonl"
+    os.mkfifo(fifo)
+    folder = replays / "d.jsonl"
+    folder.mkdir()
+    (folder / "inside.txt").write_text("kept")
+    sock_path = replays / "s.jsonl"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(sock_path))
+    dangling = replays / "dangling.jsonl"
+    dangling.symlink_to(replays / "nowhere")
+    to_fifo = replays / "to-fifo.jsonl"
+    to_fifo.symlink_to(fifo)
+    try:
+        server = await start(start_server)  # a FIFO opened for reading would hang here
+    finally:
+        sock.close()
+    reasons = {
+        fifo: "a FIFO (named pipe), not a regular file, so it was not opened",
+        folder: "a directory, not a regular file, so it was not opened",
+        sock_path: "a socket, not a regular file, so it was not opened",
+        dangling: "a symbolic link to nothing, so it was not opened",
+        to_fifo: "a symbolic link to a FIFO (named pipe), so it was not opened",
+    }
+    for path, reason in reasons.items():
+        (line,) = lines_about(said, path)
+        assert line.startswith(f"skipped {path}: not a game log: {reason}"), line
+    assert len(server.report.skipped) == len(reasons)
+    assert fifo.is_fifo() and to_fifo.is_symlink() and dangling.is_symlink()
+    assert (folder / "inside.txt").read_text() == "kept"
+    assert not [p for p in replays.iterdir() if ".torn" in p.name]
+
+
+async def test_a_link_to_a_real_log_is_loaded(start_server, tmp_path, replays, said):
+    real = tmp_path / "elsewhere.jsonl"
+    write_game(real)
+    (replays / "game-1.jsonl").symlink_to(real)
+    server = await start(start_server)
+    assert "ABCD" in server.rooms and not lines_about(said, replays / "game-1.jsonl")
+
+
+# ---------------------------------------------------------------------------- refused logs
+
+
+async def test_an_unknown_rules_version_is_refused_untouched(start_server, replays, said):
+    log = replays / "game-1.jsonl"
+
+    def edit(type_: str, data: dict[str, Any]) -> dict[str, Any]:
+        return {**data, "rules_version": 99} if type_ == "game_started" else data
+
+    before = write_game(log, edit)
+    with log.open("ab") as f:
+        f.write(b'{"batch":0,"da')  # a torn tail is not recovered in a refused log either
+    before += b'{"batch":0,"da'
+    server = await start(start_server)
+    (line,) = lines_about(said, log)
+    assert line.startswith(f"refused {log}: line 1 is not legal under rules version 1:")
+    assert "rules version 99" in line and "the file is left as it is" in line
+    assert log.read_bytes() == before and not log.with_name(log.name + ".torn").exists()
+    assert "ABCD" not in server.rooms and server.report.refused == [line]
+
+
+@pytest.mark.parametrize(
+    ("edit", "found", "why"),
+    [
+        pytest.param(
+            lambda t, d: {**d, "seat": 7} if t == "spell_written" and d["seat"] == 1 else d,
+            {"seat": 7},
+            "spell_written: seat 7 is not a seat of this table (seats 0 to 4)",
+            id="seat-7-of-5",
+        ),
+        pytest.param(
+            lambda t, d: (
+                {**d, "word": "a" * (MAX_WORD_LENGTH + 1)}
+                if t == "spell_written" and d["seat"] == 0
+                else d
+            ),
+            {"seat": 0},
+            f"at most {MAX_WORD_LENGTH} characters",
+            id="word-too-long",
+        ),
+        pytest.param(
+            lambda t, d: {**d, "seat": 3} if t == "spell_written" and d["seat"] == 1 else d,
+            {"seat": 3},
+            "by seat 3, but it is seat 1's turn",
+            id="out-of-turn",
+        ),
+    ],
+)
+async def test_an_illegal_hash_valid_log_is_refused_and_not_verified(
+    start_server, replays, said, capsys, monkeypatch, tmp_path, edit, found, why
+):
+    log = replays / "game-1.jsonl"
+    before = write_game(log, edit)
+    read_log(log)  # the chain itself is sound
+    n = line_of(log, "spell_written", **found)
+    server = await start(start_server)
+    (line,) = lines_about(said, log)
+    assert line.startswith(f"refused {log}: line {n} is not legal under rules version 1: ")
+    assert why in line
+    assert log.read_bytes() == before and "ABCD" not in server.rooms
+    assert len(server.report.refused) == 1
+    # The audit does not verify it either, and names the line.
+    monkeypatch.setenv("CONJURE_STATE_DIR", str(tmp_path / "nostate"))
+    capsys.readouterr()
+    assert main(["replay", str(log), "--no-state-dir"]) == 1
+    out = capsys.readouterr().out
+    assert f"FAIL  line {n} (seq {n - 1}) is not legal under rules version 1: " in out
+    assert why in out and "NOT VERIFIED" in out
+
+
+async def test_a_crash_in_the_first_append_is_refused_untouched(start_server, replays, said):
+    """A sound header inside an incomplete first batch: no game ever started; nothing is cut."""
+    log = replays / "game-1.jsonl"
+    whole = write_game(log)
+    first_batch = whole.split(b"\n")[:2]  # 2 of the 3 records of the start decision
+    log.write_bytes(b"\n".join(first_batch) + b"\n")
+    before = log.read_bytes()
+    await start(start_server)
+    (line,) = lines_about(said, log)
+    assert line.startswith(f"refused {log}: the log holds no complete record (")
+    assert log.read_bytes() == before and not log.with_name(log.name + ".torn").exists()
+
+
+async def test_a_valid_log_with_a_torn_tail_is_still_recovered(start_server, replays, said):
+    log = replays / "game-1.jsonl"
+    good = write_game(log)
+    with log.open("ab") as f:
+        f.write(b'{"batch":0,"data":{"round":1,"seat":2,"wo')
+    server = await start(start_server)
+    (line,) = lines_about(said, log)
+    assert line.startswith(f"recovered {log}: the last write was cut short")
+    assert log.read_bytes() == good
+    torn = log.with_name(log.name + ".torn")
+    assert torn.read_bytes() == b'{"batch":0,"data":{"round":1,"seat":2,"wo'
+    assert "ABCD" in server.rooms
+    assert server.rooms["ABCD"].game.round.spells == {0: "lava", 1: "mountain"}
+    (counts,) = [x for x in banner(server) if x.startswith("game logs in")]
+    assert counts.endswith("0 refused, 0 skipped (not game logs)")
+
+
+# ---------------------------------------------------------------------------- legality, pure
+
+
+def test_legality_names_the_first_illegal_event() -> None:
+    events = five_seat_game().events
+    assert first_illegal(events) is None
+    spell = next(i for i, e in enumerate(events) if isinstance(e, SpellWritten))
+    forged = [*events[:spell], SpellWritten(round=1, seat=0, word="lava"), *events[spell:]]
+    assert first_illegal(forged[: spell + 1]) is None
+    i, why = first_illegal(forged) or (None, "")
+    assert i == spell + 1 and why.startswith("spell_written: ")
+    assert first_illegal(events[1:]) == (
+        0,
+        "round_started: the log does not start with game_started",
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), n=st.integers(3, 8), variant=st.sampled_from(["standard", "dark-magic"]))
+def test_whatever_the_engine_decides_is_legal(data: st.DataObject, n: int, variant: str) -> None:
+    """No false alarm: every sequence the engine accepts passes, so no real game is refused."""
+    cards = tuple(Card(text=f"{t}{i}", stars=s) for i, (t, s) in enumerate(DEFAULT_CARDS * 2))
+    now = 1000.0
+    start = c.StartGame(
+        now=now,
+        game_id="g",
+        room="ABCD",
+        variant=variant,  # type: ignore[arg-type]
+        players=players(n),
+        host=0,
+        cards=cards[:n],
+        limits=Limits(),
+    )
+    log = decide(None, start)
+    assert not isinstance(log, Rejection)
+    state = fold(log)
+    for _ in range(data.draw(st.integers(10, 200), label="steps")):
+        if state.phase == "over":
+            break
+        now += 1.0
+        out = decide(state, command_for(data, state, now))
+        if not isinstance(out, Rejection):
+            state = fold(out, state)
+            log.extend(out)
+    assert first_illegal(log) is None
+
+
+# ---------------------------------------------------------------------------- a full disk
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 64 KiB tmpfs to fill; skipped where mounting is not permitted."""
+    mount = shutil.which("mount")
+    if os.geteuid() != 0 or mount is None:
+        pytest.skip("filling a real filesystem needs root to mount a 64 KiB tmpfs (mount -t tmpfs)")
+    where = tmp_path / "small"
+    where.mkdir()
+    done = subprocess.run(
+        [mount, "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"mounting a 64 KiB tmpfs is not permitted here: {done.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        umount = subprocess.run(["umount", str(where)], capture_output=True, check=False)
+        if umount.returncode != 0:
+            subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    """Write a file until the disk is full; returns it (unlink it to free the space)."""
+    filler = disk / "filler"
+    block = b"\xee" * mmap.PAGESIZE
+    with filler.open("wb", buffering=0) as f:
+        for _ in range(64 * 1024 // mmap.PAGESIZE + 2):
+            try:
+                f.write(block)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+                return filler
+    raise AssertionError("the disk did not fill up")
+
+
+async def test_full_disk_reopen_keeps_every_durable_record(small_disk: Path) -> None:
+    log = small_disk / "g.jsonl"
+    writer = await open_writer(log)
+    acked = [await writer.append("small", {"i": i}, 1.0 + i) for i in range(3)]
+    good = log.read_bytes()
+    assert len(good) < mmap.PAGESIZE  # the log's page has room left: the next write is partial
+    filler = fill(small_disk)
+    with pytest.raises(LogFailure, match="write failed"):
+        await writer.append("big", {"blob": "x" * (2 * mmap.PAGESIZE)}, 9.0)
+    assert writer.broken and writer.last_seq == 2
+    durable = writer.last_seq
+    writer.close()
+    written = log.read_bytes()
+    assert written.startswith(good) and len(written) > len(good)  # part of the failed write
+    assert read_log(log).records == acked  # ...which is no record: only a torn tail
+    # Still full: saving the unacknowledged bytes fails, and nothing changes.
+    with pytest.raises(OSError) as info:
+        reopen_after_failure(log, durable)
+    assert info.value.errno == errno.ENOSPC
+    assert log.read_bytes() == written
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "g.jsonl"]
+    # Space again: the bytes go aside, the durable records stay, appends go on.
+    filler.unlink()
+    records, writer = await reopen_writer(log, durable)
+    with writer:
+        assert records == acked and log.read_bytes() == good
+        assert (small_disk / "g.jsonl.torn").read_bytes() == written[len(good) :]
+        more = await writer.append_many([("big", {"blob": "y" * 100}), ("small", {})], 10.0)
+    result = read_log(log)
+    assert result.records == [*acked, *more] and not result.torn
+    assert more[0].prev == acked[-1].hash
+
+
+async def test_full_disk_first_record_leaves_no_log(small_disk: Path) -> None:
+    log = small_disk / "new.jsonl"
+    writer = open_for_append(log)
+    filler = fill(small_disk)
+    with pytest.raises(LogFailure):
+        await writer.append_many([("game_started", {"blob": "x" * mmap.PAGESIZE})], 1.0)
+    writer.discard()
+    assert not log.exists()
+    filler.unlink()
+
+
+async def test_reopen_moves_whole_unacknowledged_records_aside(tmp_path: Path) -> None:
+    """A batch that was written but whose fsync failed is as unacknowledged as a partial one."""
+    log = tmp_path / "g.jsonl"
+    with open_for_append(log) as writer:
+        kept = [await writer.append("a", {"i": i}, 1.0) for i in range(2)]
+        lost = await writer.append_many([("b", {}), ("c", {})], 2.0)
+    blob = log.read_bytes()
+    cut = len(b"".join(encode_record(r) for r in kept))
+    records, writer = reopen_after_failure(log, kept[-1].seq)
+    with writer:
+        assert records == kept and log.read_bytes() == blob[:cut]
+        assert (tmp_path / "g.jsonl.torn").read_bytes() == blob[cut:]
+        again = await writer.append_many([("b", {}), ("c", {})], 2.0)
+    assert [r.hash for r in again] == [r.hash for r in lost]  # the same chain, written again
+    # A durable record the file does not hold, or a seq inside a batch, is never "repaired".
+    with pytest.raises(LogError, match="durable record seq 4 is not in the file"):
+        reopen_after_failure(log, 4)
+    with pytest.raises(LogError, match="does not end its batch"):
+        reopen_after_failure(log, 2)
+    assert read_log(log).records == [*kept, *again]
+    # Only a log with nothing durable may be discarded.
+    records, writer = reopen_after_failure(log, 3)
+    with pytest.raises(LogError, match="never deleted"):
+        writer.discard()
+    writer.close()
+    assert log.read_bytes() == blob
+
+
+async def test_a_record_longer_than_a_line_is_refused_by_the_writer(tmp_path: Path) -> None:
+    with open_for_append(tmp_path / "g.jsonl") as writer:
+        with pytest.raises(ValueError, match="a log line holds at most"):
+            await writer.append("big", {"blob": "x" * MAX_LINE_BYTES}, 1.0)
+        assert writer.last_seq == -1 and not writer.broken
+    assert (tmp_path / "g.jsonl").read_bytes() == b""
