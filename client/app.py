@@ -352,6 +352,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     setup.add_argument("--no-spectators", action="store_true", help="nobody may watch")
     setup.add_argument(
+        "--max-spectators",
+        type=int,
+        metavar="N",
+        help="most spectators at once (default 20; the server may allow fewer)",
+    )
+    setup.add_argument(
         "--quick", action="store_true", help="create the room with these settings without asking"
     )
 
@@ -375,6 +381,11 @@ def settings_from_args(args: argparse.Namespace) -> RoomSettings:
         settings = msgspec.structs.replace(settings, custom_cards=cards, deck=deck)
     if getattr(args, "no_spectators", False):
         settings = msgspec.structs.replace(settings, spectators=False)
+    most = getattr(args, "max_spectators", None)
+    if most is not None:
+        if not 0 <= most <= 1000:
+            raise SystemExit("conjure play: --max-spectators must be between 0 and 1000")
+        settings = msgspec.structs.replace(settings, max_spectators=most)
     return settings
 
 

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -304,17 +305,44 @@ class Audit:
 # 1. The chain
 
 
+#: How much of a file is read to tell whether it is a game log at all.
+_HEAD_BYTES = 64 * 1024
+
+
+def _verified_prefix(path: Path, end: int) -> list[LogRecord]:
+    """The records before byte ``end``, which ``read_log`` verified; read line by line."""
+    decoder = msgspec.json.Decoder(LogRecord)
+    records: list[LogRecord] = []
+    with path.open("rb") as f:
+        while f.tell() < end:
+            line = f.readline()
+            if not line.endswith(b"\n"):
+                break
+            records.append(decoder.decode(line[:-1]))
+    return records
+
+
 def _read(path: Path, audit: Audit) -> None:
     """Fill ``records``, ``corrupt`` and ``torn``; raise Unusable for what is not a log at all."""
-    if not path.exists():
-        raise Unusable(f"{path}: no such file")
-    if path.is_dir():
-        raise Unusable(f"{path}: is a directory, not a game log (give one replays/*.jsonl file)")
     try:
-        buf = path.read_bytes()
+        st = path.stat()
+    except FileNotFoundError:
+        raise Unusable(f"{path}: no such file") from None
     except OSError as exc:
         raise Unusable(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    audit.size = len(buf)
+    if stat.S_ISDIR(st.st_mode):
+        raise Unusable(f"{path}: is a directory, not a game log (give one replays/*.jsonl file)")
+    if not stat.S_ISREG(st.st_mode):
+        raise Unusable(f"{path}: is not a regular file (a pipe or a device), so not a game log")
+    try:  # only the start is needed to tell a log from something else: never read a file whole
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            buf = os.pread(fd, _HEAD_BYTES, 0)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise Unusable(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    audit.size = st.st_size
     if not buf:
         raise Unusable(f"{path}: is empty: it holds no records, so there is no game to audit")
     try:
@@ -322,9 +350,7 @@ def _read(path: Path, audit: Audit) -> None:
     except LogCorrupt as exc:
         audit.corrupt = exc
         # Every line before the first bad one was verified by read_log.
-        prefix = buf[: exc.offset].split(b"\n")[:-1]
-        decoder = msgspec.json.Decoder(LogRecord)
-        audit.records = [decoder.decode(line) for line in prefix]
+        audit.records = _verified_prefix(path, exc.offset)
         audit.fail(
             "chain",
             f"hash chain broken at line {exc.line} (seq {exc.expected_seq} expected there): "

@@ -41,15 +41,16 @@ def fit(limit: int, connections: int, rooms: int, *, raised_from: int | None = N
     """The caps to use under ``limit`` descriptors: the configured ones, or lower ones that fit.
 
     Handshakes in progress may exceed the connection cap by a small margin (see server.gate), which
-    the reserve covers. When the configured caps do not fit, both shrink in proportion.
+    the reserve covers. When the configured caps do not fit, rooms get at most a quarter of what
+    is left and connections the rest.
     """
     reserve = min(RESERVE, max(16, limit // 4))
     room_for = max(2, limit - reserve)
     if connections + rooms <= room_for:
         return Budget(limit, raised_from, connections, rooms, False)
-    share = room_for / (connections + rooms)
-    conns = max(1, int(connections * share))
-    return Budget(limit, raised_from, conns, max(1, room_for - conns), True)
+    # A game needs three players or more: a quarter of the budget is plenty for logs.
+    rooms = max(1, min(rooms, room_for // 4))
+    return Budget(limit, raised_from, max(1, min(connections, room_for - rooms)), rooms, True)
 
 
 def plan(connections: int, rooms: int) -> Budget:

@@ -114,7 +114,7 @@ class GameServer:
             async with trio.open_nursery() as conns:
                 async with trio.open_nursery() as rooms:
                     self._rooms_nursery = rooms
-                    for resumed in self.report.resumed:
+                    for resumed in list(self.report.resumed):
                         self._resume_room(resumed)
                     tcp = await trio.open_tcp_listeners(cfg.port, host=cfg.host)
                     self.listeners = [GuardedListener(t, self.book) for t in tcp]
@@ -147,9 +147,12 @@ class GameServer:
     def _resume_room(self, resumed: Any) -> None:
         code = resumed.game.room
         if code in self.rooms:
-            self.config.say(
+            line = (
                 f"refused {resumed.path}: room {code} is already taken by another unfinished game"
             )
+            self.config.say(line)
+            self.report.resumed.remove(resumed)  # the banner's counts stay true
+            self.report.refused.append(line)
             resumed.writer.close()
             return
         room = Room(

@@ -7,6 +7,7 @@ decision, exactly as the server writes them. Tampering is fuzzed on the bytes of
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -528,14 +529,14 @@ def test_directory_missing_file_and_bad_arguments_are_unusable(tmp_path, sample,
 def test_unreadable_file_is_unusable(sample_bytes, tmp_path, monkeypatch, capsys):
     path = tmp_path / "locked.jsonl"
     path.write_bytes(sample_bytes)
-    read_bytes = Path.read_bytes
+    real_open = os.open
 
-    def refuse(self: Path) -> bytes:  # chmod 0 does not stop root, so refuse like the OS would
-        if self == path:
-            raise PermissionError(13, "Permission denied", str(self))
-        return read_bytes(self)
+    def refuse(file, flags, *args):  # chmod 0 does not stop root, so refuse like the OS would
+        if Path(file) == path:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, flags, *args)
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr(os, "open", refuse)
     assert replay(str(path)) == 2
     assert capsys.readouterr().err == (
         f"conjure replay: {path}: cannot read it: Permission denied\n"

@@ -635,12 +635,15 @@ def test_command_line(tmp_path, monkeypatch):
         "--limits",
         "off",
         "--no-spectators",
+        "--max-spectators",
+        "5",
         "--quick",
     ]
     parser = cli.build_parser(cli._available(), "play")
     o = app.options_from_args(parser.parse_args(argv))
     assert o.create and not o.ask_settings and o.state_dir == str(tmp_path)
     assert o.settings.variant == "dark-magic" and not o.settings.spectators
+    assert o.settings.max_spectators == 5
     assert o.settings.limits.choose is None
     parser = cli.build_parser(cli._available(), "watch")
     o = app.options_from_args(

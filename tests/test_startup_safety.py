@@ -334,6 +334,20 @@ async def test_a_valid_log_with_a_torn_tail_is_still_recovered(start_server, rep
     assert counts.endswith("0 refused, 0 skipped (not game logs)")
 
 
+async def test_two_unfinished_games_of_one_room_code_resume_one_and_count_the_other_refused(
+    start_server, replays, said
+):
+    write_game(replays / "game-1.jsonl")
+    write_game(replays / "game-2.jsonl")  # the same room code: only one can be room ABCD
+    server = await start(start_server)
+    assert list(server.rooms) == ["ABCD"]
+    assert len(server.report.resumed) == 1 and len(server.report.refused) == 1
+    (line,) = lines_about(said, replays / "game-2.jsonl")
+    assert "room ABCD is already taken" in line
+    (counts,) = [x for x in banner(server) if x.startswith("game logs in")]
+    assert "1 unfinished game(s) resumed, 0 finished, 1 refused" in counts
+
+
 # ---------------------------------------------------------------------------- legality, pure
 
 
@@ -500,3 +514,84 @@ async def test_a_record_longer_than_a_line_is_refused_by_the_writer(tmp_path: Pa
             await writer.append("big", {"blob": "x" * MAX_LINE_BYTES}, 1.0)
         assert writer.last_seq == -1 and not writer.broken
     assert (tmp_path / "g.jsonl").read_bytes() == b""
+
+
+# ---------------------------------------------------------------------------- a full disk, live
+
+
+async def test_a_full_disk_holds_the_game_and_it_goes_on_when_space_is_back(
+    start_server, small_disk: Path
+) -> None:
+    """Appends fail: nothing unacknowledged is kept, everyone is told, the game waits; once the
+    disk has room again the room reopens its log by itself and play goes on, no restart."""
+    from protocol import messages as m
+    from tests.clienthelpers import wait_until
+    from tests.wsclient import open_table
+
+    server = await start_server(replays=small_disk / "replays", log_retry=0.2)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        ann = table[0]
+        await ann.send(m.StartGame())
+        await ann.wait_view(lambda v: v.round == 1)
+        filler = fill(small_disk)
+        refused = None
+        for i in range(60):  # pause and resume (both logged) until the log's last page is full
+            await ann.send(m.PauseGame() if i % 2 == 0 else m.ResumeGame())
+            msg = await ann.recv_until(lambda x: isinstance(x, m.Update | m.Error))
+            if isinstance(msg, m.Error):
+                refused = msg
+                break
+        assert refused is not None and refused.code == "log_unavailable", refused
+        receipt = ann.receipt
+        assert receipt is not None
+        for c in table:
+            await wait_until(
+                lambda c=c: any(
+                    isinstance(x, m.Update) and any("on hold" in f for f in x.feed)
+                    for x in c.received
+                ),
+                what=f"{c.name} to be told",
+            )
+        room = server.rooms[ann.room]
+        log = read_log(room.writer.path)
+        assert log.records[-1].hash == receipt.hash  # nothing unacknowledged is on the chain
+        await ann.send(m.SendChat(text="still here?"))  # the room itself still answers
+        await table[1].recv_until(lambda x: isinstance(x, m.Chat))
+        filler.unlink()
+        await wait_until(
+            lambda: any(
+                isinstance(x, m.Update) and any("written again" in f for f in x.feed)
+                for x in ann.received
+            ),
+            what="the log to be written again",
+        )
+        paused = ann.view is not None and ann.view.paused
+        await ann.send(m.ResumeGame() if paused else m.PauseGame())
+        await ann.wait_view(lambda v: v.paused != paused)
+        result = read_log(room.writer.path)
+        assert not result.torn and result.records[-1].hash == ann.receipt.hash
+
+
+async def test_a_game_that_cannot_write_its_first_record_leaves_no_log_and_no_promise(
+    start_server, small_disk: Path
+) -> None:
+    from protocol import messages as m
+    from tests.wsclient import open_table
+
+    replays = small_disk / "replays"
+    server = await start_server(replays=replays)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        ann = table[0]
+        filler = fill(small_disk)
+        big = [Card(text=f"{'x' * 50} {i}", stars=1) for i in range(200)]
+        await ann.send(m.ChangeSettings(settings=m.RoomSettings(deck="custom", custom_cards=big)))
+        await ann.wait_view(lambda v: len(v.settings.custom_cards) == 200)
+        await ann.send(m.StartGame())
+        err = await ann.expect_error("log_unavailable")
+        assert "did not start" in err.message and "resume" not in err.message
+        assert list(replays.glob("*.jsonl")) == []  # no log left behind
+        assert ann.view is not None and ann.view.phase == "lobby"
+        filler.unlink()
+        await ann.send(m.StartGame())
+        await ann.wait_view(lambda v: v.round == 1)
+        assert len(list(replays.glob("*.jsonl"))) == 1

@@ -1,0 +1,176 @@
+"""What the operator sets and sees: limits from options and a TOML file, the open-file budget, and
+the log lines an operator needs (timestamps, levels, a limit hit logged at most once a minute)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from protocol import messages as m
+from protocol.messages import RoomSettings
+from server import app, fdbudget, settings
+from server.config import TUNABLE, ServerConfig
+from tests.wsclient import open_client
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    app.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_every_limit_has_an_option_and_a_documented_default():
+    serving = (ROOT / "docs" / "SERVING.md").read_text(encoding="utf-8")
+    defaults = {f: getattr(ServerConfig(replays=Path()), f) for f in TUNABLE}
+    for name in settings.HELP:
+        option = "--" + name.replace("_", "-")
+        args = parse(option, "7")
+        assert getattr(args, name) == 7
+        assert f"`{option}`" in serving, f"{option} is not in docs/SERVING.md"
+        assert f"`{name}`" in serving, f"{name} (the file key) is not in docs/SERVING.md"
+        assert f"{defaults[name]:g}" in serving.split(f"`{option}`", 1)[1].split("\n", 1)[0]
+
+
+def test_a_config_file_sets_limits_and_the_command_line_wins(tmp_path):
+    conf = tmp_path / "conjure.toml"
+    conf.write_text("max_connections_per_address = 4\nrooms_per_minute = 2\nlog_level = 'debug'\n")
+    got = settings.overrides(parse("--config", str(conf), "--rooms-per-minute", "5"))
+    assert got == {"max_connections_per_address": 4, "rooms_per_minute": 5, "log_level": "debug"}
+    ServerConfig(replays=tmp_path, **{k: v for k, v in got.items() if k != "log_level"})
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("max_conections = 4\n", "unknown setting 'max_conections'"),
+        ("max_rooms = 'many'\n", "max_rooms must be a number"),
+        ("max_rooms = 2.5\n", "max_rooms must be a whole number"),
+        ("address_rate = -1\n", "address_rate cannot be negative"),
+        ("max_rooms = \n", "is not valid TOML"),
+        ("log_level = 'loud'\n", "log_level must be one of"),
+    ],
+)
+def test_a_config_file_with_a_mistake_is_refused_with_a_sentence(tmp_path, text, says):
+    conf = tmp_path / "conjure.toml"
+    conf.write_text(text)
+    with pytest.raises(settings.SettingsError, match=says):
+        settings.overrides(parse("--config", str(conf)))
+
+
+def test_serve_refuses_a_bad_config_file_before_starting(tmp_path):
+    conf = tmp_path / "conjure.toml"
+    conf.write_text("max_conections = 4\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "client.cli", "serve", "--config", str(conf), "--port", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert "unknown setting 'max_conections'" in out.stderr
+
+
+def test_the_caps_fit_the_open_file_limit():
+    assert fdbudget.fit(65536, 2000, 500) == fdbudget.Budget(65536, None, 2000, 500, False)
+    small = fdbudget.fit(256, 2000, 500)
+    assert small.clipped and small.connections + small.rooms <= 256 - 64
+    assert small.connections > small.rooms > 0
+    tiny = fdbudget.fit(32, 10, 10)
+    assert tiny.connections >= 1 and tiny.rooms >= 1 and tiny.connections + tiny.rooms <= 16
+
+
+def test_the_server_raises_its_soft_open_file_limit():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lowered = min(soft, 512, hard)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (lowered, hard))
+    try:
+        budget = fdbudget.plan(2000, 500)
+        now, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        assert now == hard or hard == resource.RLIM_INFINITY
+        assert budget.limit == now
+        if hard > lowered:
+            assert budget.raised_from == lowered
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_small_open_file_limit_lowers_the_caps_and_says_so(tmp_path):
+    """A server process whose hard limit is 256 descriptors keeps its caps within it."""
+
+    def small_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "client.cli", "serve", "--host", "127.0.0.1", "--port", "0"),
+            *("--replays", str(tmp_path / "replays"), "--max-connections", "100000"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=small_limit,
+    )
+    lines = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # bounded: the server prints a few lines, then "listening on"
+            lines.append(line)
+            if line.startswith("listening on") or len(lines) > 50:
+                break
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    text = "".join(lines)
+    assert "open-file limit 256: at most" in text, text
+    assert "listening on ws://127.0.0.1:" in text
+
+
+async def test_a_limit_hit_is_logged_once_a_minute_per_address(start_server, caplog):
+    caplog.set_level(logging.INFO, logger="conjure.server")
+    server = await start_server(rooms_per_minute=1, max_rooms_per_address=100)
+    for i in range(4):
+        async with open_client(server.url, f"r{i}", source="127.0.0.3") as c:
+            await c.send(m.CreateRoom(name=f"r{i}", settings=RoomSettings()))
+            await c.recv_until(lambda x: isinstance(x, m.Seated | m.Error))
+    async with open_client(server.url, "other", source="127.0.0.4") as c:
+        await c.send(m.CreateRoom(name="o1", settings=RoomSettings()))
+        await c.recv_until(lambda x: isinstance(x, m.Seated))
+        await c.send(m.Leave())
+    async with open_client(server.url, "other2", source="127.0.0.4") as c:
+        await c.send(m.CreateRoom(name="o2", settings=RoomSettings()))
+        await c.expect_error("room_rate")
+    lines = [r.getMessage() for r in caplog.records if "limit:" in r.getMessage()]
+    assert len([x for x in lines if "127.0.0.3" in x]) == 1  # three refusals, one line
+    assert len([x for x in lines if "127.0.0.4" in x]) == 1
+    assert server.book.refused["room_rate"] == 4
+    created = [r for r in caplog.records if "created by" in r.getMessage()]
+    assert len(created) == 2
+    assert all(r.levelno == logging.INFO for r in created)
+
+
+def test_operator_log_lines_carry_a_timestamp_and_level():
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from server.settings import setup_logging; import logging; setup_logging('info');"
+            " logging.getLogger('conjure.server').info('room ABCD: created by 127.0.0.2')",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    line = out.stderr.strip()
+    assert line.endswith("INFO    conjure.server: room ABCD: created by 127.0.0.2"), line
+    assert line[:4].isdigit() and line[4] == "-"  # 2026-12-01 16:00:00 ...
