@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 PYTHON  ?= python3
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools test lint play demo bench clean
+.PHONY: setup tools test lint play demo bench bench-abuse clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,8 +30,9 @@ test: setup tools
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest -q
 
+# make play ARGS='--new' (or --resume, --bots 5, --variant dark-magic ...): options of client.local
 play: setup
-	$(PY) -m client.local
+	$(PY) -m client.local $(ARGS)
 
 demo: setup
 	$(VENV)/bin/conjure demo --watch
@@ -39,6 +40,10 @@ demo: setup
 bench: setup
 	$(PY) bench/load.py
 	$(PY) bench/bots.py
+
+# What the default limits do for an honest room under six attacks (about 2 minutes).
+bench-abuse: setup
+	$(PY) bench/abuse.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache

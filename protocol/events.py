@@ -13,7 +13,13 @@ import msgspec
 
 from protocol.deck import Card
 
-RULES_VERSION = 1
+#: Version 2: events carry every consequence the rules work out (who votes on a proposal, whose
+#: commitment a skip drops, the reasons behind every point), and the log records, beside each batch,
+#: the command that produced it, so an audit re-decides every move (docs/LOG.md). Version 1 logs
+#: are still audited, by folding, not re-deciding (server.rules.legacy).
+RULES_VERSION = 2
+#: Rules versions this engine can audit (only the current one can be played on or resumed).
+AUDITABLE_RULES = (1, 2)
 
 Variant = Literal["standard", "dark-magic"]
 Phase = Literal["choose", "dark-commit", "spell", "mark", "commit", "reveal", "review", "over"]
@@ -25,6 +31,16 @@ RULE_TEXT: dict[str, str] = {
     "no-adjectives": "must be a thing without adjectives or describing words",
     "category": "must fit the category",
     "written-word": "cannot be or contain a written word",
+}
+
+#: How a round ended (``RoundScored.case``, RULES P1-P4, or a void round), as the table reads it:
+#: the feed and the terminal client both name a case by these words.
+CASE_TEXT: dict[str, str] = {
+    "everyone": "everyone summoned the same thing",
+    "conjured": "conjured",
+    "missed-conjurer": "matches, but none with the conjurer",
+    "failed": "the conjuration failed",
+    "void": "the round was void",
 }
 
 COLOURS: tuple[str, ...] = ("red", "blue", "green", "yellow", "purple", "orange", "cyan", "pink")
@@ -68,6 +84,10 @@ class GameStarted(Event, tag="game_started"):
     deck: str = "default"
     spectators: bool = True
     private: bool = False
+    #: Fingerprint of the word data the rules compared words with (protocol.words); "" in v1 logs.
+    words: str = ""
+    #: House rules the host chose (protocol.house names, sorted): the game is scored by them.
+    house_rules: tuple[str, ...] = ()
 
 
 class RoundStarted(Event, tag="round_started"):
@@ -129,12 +149,17 @@ class SummonsPublished(Event, tag="summons_published"):
 
 
 class ProposalMade(Event, tag="proposal_made"):
+    """``voters``: who votes on it (V1: not the writers of the words in question); ``reopened``:
+    who had said done and must look again (both None in rules version 1 logs)."""
+
     round: int
     proposal: int
     by: int
     kind: Literal["challenge", "same"]
     seats: tuple[int, ...]
     rule: Rule | None = None
+    voters: tuple[int, ...] | None = None
+    reopened: tuple[int, ...] | None = None
 
 
 class VoteCast(Event, tag="vote_cast"):
@@ -158,11 +183,22 @@ class PlayerDone(Event, tag="player_done"):
     seat: int
 
 
+class Point(msgspec.Struct, frozen=True, kw_only=True):
+    """One line of a seat's score for a round: the points, why, and the ruling it rests on."""
+
+    points: int
+    why: str
+    rule: str
+
+
 class RoundScored(Event, tag="round_scored"):
+    """``reasons`` explains every point (None in rules version 1 logs)."""
+
     round: int
     case: str
     points: dict[int, int]
     invalid: dict[int, str] = {}
+    reasons: dict[int, tuple[Point, ...]] | None = None
 
 
 class RoundVoided(Event, tag="round_voided"):
@@ -171,14 +207,26 @@ class RoundVoided(Event, tag="round_voided"):
 
 
 class PlayerSkipped(Event, tag="player_skipped"):
+    """``dropped``: the seat's unopened commitment leaves the round (A1; None in v1 logs)."""
+
     round: int
     seat: int
     by: int | None = None
+    dropped: bool | None = None
 
 
 class PlayerKicked(Event, tag="player_kicked"):
     seat: int
     by: int
+    dropped: bool | None = None
+
+
+class PresenceChanged(Event, tag="presence_changed"):
+    """A seat's connection went (``connected`` false) or came back: the room's word, logged so an
+    organizer can settle "I was disconnected when the clock ran out"."""
+
+    seat: int
+    connected: bool
 
 
 class HostChanged(Event, tag="host_changed"):
@@ -235,6 +283,7 @@ AnyEvent = (
     | RoundVoided
     | PlayerSkipped
     | PlayerKicked
+    | PresenceChanged
     | HostChanged
     | GamePaused
     | GameResumed

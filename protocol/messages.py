@@ -56,6 +56,10 @@ class RoomSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     spectators: bool = True
     #: Most spectators the room admits (the server may allow fewer: its --max-spectators).
     max_spectators: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 20
+    #: House rules the game is played and scored by (protocol.house names; docs/RULES.md H1-H3).
+    house_rules: Annotated[
+        list[Annotated[str, msgspec.Meta(max_length=40)]], msgspec.Meta(max_length=8)
+    ] = []
 
 
 # ------------------------------------------------------------------ client -> server

@@ -51,12 +51,15 @@ from protocol.text import has_visible, unshown_problem
 
 __all__ = [
     "MAX_WORD_LENGTH",
+    "PLURAL",
+    "SAME_LETTERS",
     "base_forms",
     "contains_written",
     "hidden_inside",
     "is_known_noun",
     "normalize",
     "same_word",
+    "same_word_reason",
     "validate_written",
 ]
 
@@ -129,6 +132,27 @@ def parse_word_data(text: str) -> WordData:
         exceptions=exceptions,
         sense_counts=sense_counts,
     )
+
+
+#: Bumped whenever the way words are compared changes (not only their data).
+WORDS_ALGORITHM = 1
+
+
+@functools.cache
+def word_fingerprint() -> str:
+    """What words were compared with: the packaged noun data, the lemmatizer's version and the
+    comparison's own version, hashed. Logged with each game so an audit under other word data says
+    so instead of silently scoring differently."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+
+    h = hashlib.sha256(f"conjure-words-{WORDS_ALGORITHM}\x00".encode())
+    h.update(resources.files("protocol.data").joinpath(DATA_FILE).read_bytes())
+    try:
+        h.update(f"\x00lemminflect {version('lemminflect')}".encode())
+    except PackageNotFoundError:  # pragma: no cover - a dependency
+        h.update(b"\x00lemminflect ?")
+    return "sha256:" + h.hexdigest()[:32]
 
 
 @functools.cache
@@ -253,6 +277,25 @@ def _same_normal(a: str, b: str) -> bool:
 def same_word(a: str, b: str) -> bool:
     """Whether two written words are the same word (case, articles, plural ignored)."""
     return _same_normal(normalize(a), normalize(b))
+
+
+SAME_LETTERS = "same letters"
+"""Why two words are the same: equal in normal form (case, spacing, a leading article; W2)."""
+
+PLURAL = "plural"
+"""Why two words are the same: singular and plural, their base forms overlap (W3)."""
+
+
+def same_word_reason(a: str, b: str) -> str | None:
+    """Which comparison makes two written words the same word, or None when they are not.
+
+    :data:`SAME_LETTERS` when their normal forms are equal, else :data:`PLURAL` when their base
+    forms overlap; exactly when :func:`same_word` holds.
+    """
+    na, nb = normalize(a), normalize(b)
+    if na == nb:
+        return SAME_LETTERS
+    return PLURAL if _same_normal(na, nb) else None
 
 
 def is_known_noun(word: str) -> bool:

@@ -2,12 +2,14 @@
 
     conjure replay replays/<game>.jsonl [--round N] [--json] [--events]
                    [--receipt SEQ:HASH|FILE ...] [--state-dir DIR ...] [--no-state-dir]
+                   [--house-rule NAME ...]
 
 It verifies before it explains (``server.audit_verify``): the hash chain and sequence numbers, each
 reveal against its commitment, every receipt (given with ``--receipt`` or found in the client
 state directory), and every round's score recomputed by the rules engine against the log's. Then
 it explains each round (or just ``--round N``) and the totals. ``--events`` lists the events one per
-line, ``--json`` prints one JSON document instead of text.
+line, ``--json`` prints one JSON document instead of text. ``--house-rule NAME`` also re-scores
+every round by that reading of the rulebook (docs/RULES.md, House rules), beside the official score.
 
 Exit status: 0 when everything verifies, 1 when anything does not (a torn tail included: the
 game's last action was cut), 2 when the input cannot be audited at all (no such file, not a log,
@@ -25,6 +27,7 @@ from typing import Any
 
 from protocol import events as ev
 from protocol.events import RULE_TEXT
+from protocol.house import canonical
 from protocol.text import escape_unshown
 from server.audit_verify import (
     Audit,
@@ -37,6 +40,15 @@ from server.audit_verify import (
     parse_receipt_arg,
 )
 from server.feed import duration, standings
+from server.house import (
+    HouseScores,
+    add_house_argument,
+    audit_house,
+    house_json,
+    house_round_lines,
+    house_title,
+    house_totals_lines,
+)
 from server.rules.explain import explain_round, result_json, signed, stars
 
 __all__ = ["add_arguments", "audit", "render_json", "render_text", "run"]
@@ -137,13 +149,13 @@ def summary(a: Audit, step: Step) -> str:
             else:
                 words = " = ".join(_word_of(a, step, s) for s in e.seats)
                 what = f"proposes {words} (the same thing)"
-            return f"{rnd}#{e.proposal} {what}"
+            return f"{rnd}#{e.proposal + 1} {what}"  # 1-based, as the table saw it
         case ev.VoteCast():
             why = f": {e.reason!r}" if e.reason else ""
-            return f"{rnd}#{e.proposal} votes {'yes' if e.yes else 'no'}{why}"
+            return f"{rnd}#{e.proposal + 1} votes {'yes' if e.yes else 'no'}{why}"
         case ev.ProposalSettled():
             verdict = "carried" if e.carried else "not carried"
-            return f"{rnd}#{e.proposal} {verdict}, {e.yes}-{e.no}"
+            return f"{rnd}#{e.proposal + 1} {verdict}, {e.yes}-{e.no}"
         case ev.PlayerDone():
             return f"{rnd}done reviewing"
         case ev.RoundScored():
@@ -242,7 +254,7 @@ def _proposal_lines(a: Audit, r: RoundAudit) -> list[str]:
             )
         else:
             verdict = "still open when the log ends"
-        out.append(f"  #{p.id} {what}{at}: {verdict}")
+        out.append(f"  #{p.id + 1} {what}{at}: {verdict}")
         votes = []
         for seat in sorted(p.votes):
             v = "yes" if p.votes[seat] else "no"
@@ -324,7 +336,7 @@ def _points(a: Audit, points: dict[int, int]) -> str:
     return ", ".join(f"{a.name(s)} {signed(p)}" for s, p in points.items()) or "no points"
 
 
-def round_lines(a: Audit, r: RoundAudit) -> list[str]:
+def round_lines(a: Audit, r: RoundAudit, house: HouseScores | None = None) -> list[str]:
     total = len(a.start.players) if a.start is not None else "?"
     g = r.before
     card = g.round.card if g is not None and g.round is not None else None
@@ -345,6 +357,13 @@ def round_lines(a: Audit, r: RoundAudit) -> list[str]:
         body.append(f"VOID at {at}: {r.void_reason}. Nobody scores this round.")
     elif r.sheet is not None and r.result is not None:
         body += explain_round(r.sheet, r.result)
+        if r.official is not None and a.start is not None:
+            body.append(
+                f"Played under {house_title(a.start.house_rules)}; the official reading would "
+                f"give {r.official.case}: {_points(a, r.official.scores)}"
+            )
+        if house is not None and r.number in house.rounds:
+            body += house_round_lines(r.sheet, r.result, house.rounds[r.number])
     if isinstance(r.recorded, ev.RoundScored):
         agree = "the same as the rules engine" if not r.problems else "DIFFERENT (see below)"
         body.append(
@@ -370,7 +389,7 @@ def round_lines(a: Audit, r: RoundAudit) -> list[str]:
     return out
 
 
-def round_json(a: Audit, r: RoundAudit) -> dict[str, Any]:
+def round_json(a: Audit, r: RoundAudit, house: HouseScores | None = None) -> dict[str, Any]:
     g = r.before
     rnd = g.round if g is not None else None
     card = None
@@ -388,6 +407,11 @@ def round_json(a: Audit, r: RoundAudit) -> dict[str, Any]:
     }
     if r.sheet is not None and r.result is not None:
         doc.update(result_json(r.sheet, r.result))
+    if r.sheet is not None and r.official is not None:
+        doc["official"] = result_json(r.sheet, r.official)
+    if house is not None:
+        h = house.rounds.get(r.number)
+        doc["house"] = house_json(r.sheet, h) if r.sheet is not None and h is not None else None
     if r.void_reason is not None:
         doc["void_reason"] = r.void_reason
     if rnd is not None:
@@ -457,6 +481,14 @@ def _check_lines(a: Audit) -> list[str]:
         line(False, p)
     if a.start is not None:
         part = " in the verified part" if a.corrupt is not None or a.torn is not None else ""
+        if a.start.rules_version >= 2 and "rules" not in k:
+            line(
+                True,
+                f"every move{part}: {_n(a.redecided, 'recorded command')} decided again by the "
+                "rules engine, each giving exactly the events logged",
+            )
+        for p in k.get("rules", []):
+            line(False, p)
         if "reveals" not in k:
             line(
                 True,
@@ -497,7 +529,13 @@ def _check_lines(a: Audit) -> list[str]:
     return out
 
 
-def render_text(a: Audit, rounds: list[RoundAudit], events: bool, event_steps: list[Step]) -> str:
+def render_text(
+    a: Audit,
+    rounds: list[RoundAudit],
+    events: bool,
+    event_steps: list[Step],
+    house: HouseScores | None = None,
+) -> str:
     out = [f"Game log {a.path} ({a.size} bytes, {len(a.records)} verified records)"]
     s = a.start
     if s is not None:
@@ -523,7 +561,7 @@ def render_text(a: Audit, rounds: list[RoundAudit], events: bool, event_steps: l
         out += event_lines(a, event_steps)
     for r in rounds:
         out.append("")
-        out += round_lines(a, r)
+        out += round_lines(a, r, house)
     if s is not None and a.abandoned is not None:
         out.append("")
         out.append(abandoned_text(a, a.abandoned))
@@ -532,9 +570,23 @@ def render_text(a: Audit, rounds: list[RoundAudit], events: bool, event_steps: l
         final = a.finished
         out.append("Final totals (recomputed):" if final else "Totals so far (recomputed):")
         width = max(len(p.name) for p in s.players)
-        for p in s.players:
+        # By rank: the highest total first; a tie shares its rank (T6).
+        ranked = sorted(s.players, key=lambda p: (-a.totals.get(p.seat, 0), p.seat))
+        for p in ranked:
+            total = a.totals.get(p.seat, 0)
+            rank = 1 + sum(1 for q in s.players if a.totals.get(q.seat, 0) > total)
             gone = " (removed from the game)" if a.state and p.seat in a.state.kicked else ""
-            out.append(f"  {p.name:<{width}}  {a.totals.get(p.seat, 0):>4}{gone}")
+            out.append(f"  {rank}. {p.name:<{width}}  {total:>4}{gone}")
+        if s.house_rules:
+            official: dict[int, int] = {p.seat: 0 for p in s.players}
+            for r in a.rounds:
+                if r.official is not None and r.recorded is not None:
+                    for seat, pts in r.official.scores.items():
+                        official[seat] = official.get(seat, 0) + pts
+            out.append(
+                f"Played under {house_title(s.house_rules)}; the official reading would total: "
+                + ", ".join(f"{a.name(seat)} {t}" for seat, t in official.items())
+            )
         if final and a.abandoned is not None:
             out.append("Winner: nobody: an abandoned game awards no win (A7).")
         elif final:
@@ -546,6 +598,9 @@ def render_text(a: Audit, rounds: list[RoundAudit], events: bool, event_steps: l
                 out.append(f"(the log names {logged})")
         else:
             out.append("The game is not over in this log.")
+        if house is not None:
+            out.append("")
+            out += house_totals_lines(a, house)
     return "\n".join(out)
 
 
@@ -566,7 +621,11 @@ def abandoned_text(a: Audit, e: ev.GameAbandoned) -> str:
 
 
 def render_json(
-    a: Audit, rounds: list[RoundAudit], events: bool, event_steps: list[Step]
+    a: Audit,
+    rounds: list[RoundAudit],
+    events: bool,
+    event_steps: list[Step],
+    house: HouseScores | None = None,
 ) -> dict[str, Any]:
     s = a.start
     gone = a.abandoned
@@ -590,7 +649,7 @@ def render_json(
         "torn": a.torn,
         "finished": a.finished,
         "receipts": [r.to_json() for r in a.receipts],
-        "rounds": [round_json(a, r) for r in rounds],
+        "rounds": [round_json(a, r, house) for r in rounds],
         "totals": {a.name(seat): t for seat, t in a.totals.items()},
         "recorded_totals": {a.name(seat): t for seat, t in last.totals.items()} if last else None,
         "winners": [a.name(w) for w in a.winners()],
@@ -608,6 +667,12 @@ def render_json(
     }
     if a.replay_stopped:
         doc["replay_stopped"] = a.replay_stopped
+    if house is not None:
+        doc["house_rules"] = canonical(house.rules)
+        doc["house"] = {
+            "totals": {a.name(seat): t for seat, t in house.totals.items()},
+            "winners": [a.name(w) for w in house.winners],
+        }
     if events:
         doc["events"] = [event_json(a, st) for st in event_steps]
     return doc
@@ -642,6 +707,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-state-dir", action="store_true", help="do not look for receipts in a state directory"
     )
+    add_house_argument(parser)
 
 
 def _fail(text: str) -> int:
@@ -678,11 +744,12 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"{args.log}: round {args.round} is not in this log ({held})")
         rounds = [r]
         steps = r.steps
+    house = audit_house(a, args.house_rule) if args.house_rule else None
     if args.json:
-        doc = render_json(a, rounds, args.events, steps)
+        doc = render_json(a, rounds, args.events, steps, house)
         print(shown(json.dumps(doc, ensure_ascii=False, indent=2)))
     else:
-        print(shown(render_text(a, rounds, args.events, steps)))
+        print(shown(render_text(a, rounds, args.events, steps, house)))
     return 0 if a.verified else 1
 
 

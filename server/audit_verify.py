@@ -38,15 +38,18 @@ import msgspec
 from protocol import events as ev
 from protocol.commitment import check_reveal
 from protocol.events import RULES_VERSION
+from protocol.words import word_fingerprint
 from server.logstore import LogCorrupt, LogRecord, read_log, verify_receipt
+from server.redecide import redecide
 from server.rules.evolve import evolve
+from server.rules.legacy import upgrade
 from server.rules.legality import first_illegal
 from server.rules.scoring import RoundResult, RoundSheet, score_round
 from server.rules.sheet import round_sheet
 from server.rules.state import Game
 
 #: Rules versions this program can score. A log naming another one is refused (exit 2).
-KNOWN_RULES_VERSIONS: frozenset[int] = frozenset({RULES_VERSION})
+KNOWN_RULES_VERSIONS: frozenset[int] = frozenset(ev.AUDITABLE_RULES)
 
 _RECORD_START = b'{"batch":'
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -221,6 +224,8 @@ class RoundAudit:
     before: Game | None = None
     sheet: RoundSheet[int] | None = None
     result: RoundResult[int] | None = None  #: the engine's own score of ``before``
+    #: the official reading, for a game played under house rules (None otherwise)
+    official: RoundResult[int] | None = None
     recorded: ev.RoundScored | ev.RoundVoided | None = None
     void_reason: str | None = None
     running: dict[int, int] = field(default_factory=dict)  #: recomputed totals after the round
@@ -251,7 +256,7 @@ class Audit:
     rounds: list[RoundAudit] = field(default_factory=list)
     receipts: list[Receipt] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    #: the same problems by check: chain, receipts, replay, reveals, scores, totals, end
+    #: the same problems by check: chain, receipts, rules, replay, reveals, scores, totals, end
     kinds: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     reveals_checked: int = 0
@@ -259,6 +264,8 @@ class Audit:
     totals: dict[int, int] = field(default_factory=dict)  #: recomputed by the engine
     ended: ev.GameEnded | None = None
     abandoned: ev.GameAbandoned | None = None
+    #: batches whose recorded command the rules decided again into exactly the logged events
+    redecided: int = 0
 
     @property
     def verified(self) -> bool:
@@ -476,6 +483,9 @@ class _Replay:
                 self.current.steps.append(step)
             try:
                 self.check(step)
+                if self.a.start is not None and self.a.start.rules_version == 1:
+                    # Version 1 events leave consequences to work out: as v1 worked them out.
+                    step.event = upgrade(self.state, step.event)
                 self.state = evolve(self.state, step.event)
             except Exception as exc:  # a record the engine cannot apply: say where, stop there
                 self.stop(step, f"the rules engine cannot apply this {record.type} event ({exc!r})")
@@ -625,7 +635,10 @@ class _Replay:
         r.before, r.recorded = g, e
         try:
             r.sheet = round_sheet(g)
-            r.result = score_round(r.sheet)
+            # Scored as the game was played: by the house rules its host chose, if any.
+            r.result = score_round(r.sheet, g.house_rules)
+            if g.house_rules:
+                r.official = score_round(r.sheet)
         except Exception as exc:
             self.problem(
                 "scores",
@@ -774,19 +787,37 @@ def _replay(audit: Audit) -> None:
         )
     audit.start = start
     audit.totals = {p.seat: 0 for p in start.players}
+    if start.words and start.words != word_fingerprint():
+        audit.notes.append(
+            f"word data: the game compared words with {start.words}, this program has "
+            f"{word_fingerprint()} (other noun forms or another lemmatizer): where a score "
+            "differs, the word data may be why"
+        )
     # Replay whole batches only: the states between the records of one decision never existed.
     end = len(records)
     while end and records[end - 1].batch:
         end -= 1
     _Replay(audit).run(records[:end])
-    # Events the rules do not allow (a seat not at the table, a word out of turn...): not verified.
+    if start.rules_version == RULES_VERSION:
+        # Every batch decided again from the command recorded with it: the moves themselves,
+        # not only their events, must be what the rules allow and produce.
+        decided = redecide(records[:end])
+        audit.redecided = decided.batches
+        if decided.mismatch is not None:
+            audit.fail("rules", f"not what the rules decide at {decided.mismatch.sentence()}")
+    else:
+        # Version 1 logs record no commands: the events are checked against the rules' limits.
+        audit.notes.append(
+            f"rules version {start.rules_version}: the log records no commands, so its moves "
+            "were checked event by event, not decided again"
+        )
     steps = [(s, s.event) for s in audit.steps if s.event is not None]
     illegal = first_illegal([e for _, e in steps])
     if illegal is not None:
         audit.fail(
             "replay",
-            f"{steps[illegal[0]][0].where} is not legal under rules version {RULES_VERSION}: "
-            f"{illegal[1]}",
+            f"{steps[illegal[0]][0].where} is not legal under rules version "
+            f"{start.rules_version}: {illegal[1]}",
         )
 
 

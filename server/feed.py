@@ -10,15 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from protocol import events as ev
-from protocol.events import RULE_TEXT
+from protocol.events import CASE_TEXT, RULE_TEXT
 from server.rules.state import Game
-
-CASE_TEXT = {
-    "everyone": "everyone summoned the same thing",
-    "conjured": "conjured",
-    "missed-conjurer": "matches, but none with the conjurer",
-    "failed": "the conjuration failed",
-}
 
 
 def _stars(n: int) -> str:
@@ -109,17 +102,25 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
             if unrevealed:
                 line += f" Never revealed: {_names(g, unrevealed)}."
             return line
-        case ev.ProposalMade(by=by, kind="challenge", seats=seats, rule=rule):
+        # Proposals are numbered from 1 for people (the wire and the log count from 0).
+        case ev.ProposalMade(proposal=p, by=by, kind="challenge", seats=seats, rule=rule):
             word = _word(g, seats[0])
             text = RULE_TEXT.get(rule or "", rule or "")
-            return f"{name(by)} challenges {name(seats[0])}'s {word!r}: it {text}. Vote!"
-        case ev.ProposalMade(by=by, seats=seats):
+            return (
+                f"Proposal {p + 1}: {name(by)} challenges {name(seats[0])}'s {word!r}: "
+                f"it {text}. Vote!"
+            )
+        case ev.ProposalMade(proposal=p, by=by, seats=seats):
             a, b = (_word(g, s) for s in seats)
-            return f"{name(by)} proposes that {a!r} and {b!r} are the same thing. Vote!"
-        case ev.VoteCast(seat=s, proposal=p, yes=yes):
-            return f"{name(s)} votes {'yes' if yes else 'no'} on proposal {p}."
+            return (
+                f"Proposal {p + 1}: {name(by)} proposes that {a!r} and {b!r} are the same thing. "
+                "Vote!"
+            )
+        case ev.VoteCast(seat=s, proposal=p, yes=yes, reason=why):
+            because = f": {why!r}" if why else ""
+            return f"{name(s)} votes {'yes' if yes else 'no'} on proposal {p + 1}{because}."
         case ev.ProposalSettled(proposal=p, carried=carried, yes=y, no=n):
-            return f"Proposal {p} {'carried' if carried else 'failed'} ({y} yes, {n} no)."
+            return f"Proposal {p + 1} {'carried' if carried else 'failed'} ({y} yes, {n} no)."
         case ev.PlayerDone(seat=s):
             return f"{name(s)} is done reviewing."
         case ev.RoundScored(round=n, case=case, points=points):

@@ -9,6 +9,7 @@ Trio's clock; the book is used from the Trio thread alone.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 from collections import deque
@@ -28,6 +29,7 @@ WARN_EVERY = 60.0
 CREATION_WINDOW = 60.0
 
 
+@functools.lru_cache(maxsize=4096)
 def address_key(host: str) -> str:
     """The unit limits count by: an IPv4 address, or an IPv6 /64 (IPv4-mapped ones as IPv4)."""
     try:
@@ -86,6 +88,11 @@ class AddressBook:
         #: Refusals per code since start (for tests, benchmarks and an operator's curiosity).
         self.refused: dict[str, int] = {}
 
+    @property
+    def known(self) -> int:
+        """How many addresses the book remembers (each holds something or was refused lately)."""
+        return len(self._by)
+
     def _get(self, key: str) -> _Address:
         entry = self._by.get(key)
         if entry is None:
@@ -94,7 +101,12 @@ class AddressBook:
 
     def _forget_if_idle(self, key: str) -> None:
         entry = self._by.get(key)
-        if entry is not None and entry.idle:
+        if entry is None:
+            return
+        now = self._now()
+        while entry.created and now - entry.created[0] >= CREATION_WINDOW:
+            entry.created.popleft()
+        if entry.idle:
             del self._by[key]
 
     def _expire_pending(self, entry: _Address, now: float) -> None:

@@ -16,6 +16,7 @@ from random import Random
 
 from protocol.deck import Card, DeckError, clean_card_text, default_deck
 from protocol.events import COLOURS, PlayerInfo
+from protocol.house import UnknownHouseRule, canonical
 from protocol.messages import RoomSettings
 from protocol.names import BadName, enforce_name, look_alike
 from server.rules.decide import MAX_PLAYERS, MIN_PLAYERS
@@ -224,7 +225,15 @@ def clean_settings(settings: RoomSettings) -> RoomSettings:
         limits=settings.limits,
         spectators=settings.spectators,
         max_spectators=settings.max_spectators,
+        house_rules=_house_rules(settings.house_rules),
     )
+
+
+def _house_rules(names: list[str]) -> list[str]:
+    try:
+        return canonical(names)
+    except UnknownHouseRule as exc:
+        raise RoomError("bad_settings", f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
 
 
 def build_deck(settings: RoomSettings) -> list[Card]:

@@ -77,10 +77,13 @@ _Seq = Annotated[int, msgspec.Meta(ge=0)]
 _Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
-class LogRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class LogRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
     """One line of the log. ``data`` is the event's fields, opaque at this layer.
 
     ``batch`` is the number of records after this one in the same append: 0 ends a batch.
+    ``cmd`` (only on a batch's first record, and only in logs of rules version 2 on) is the
+    command that produced the batch; a record without one stores no ``cmd`` key at all, so older
+    logs read and hash exactly as they were written.
     """
 
     seq: _Seq
@@ -90,10 +93,11 @@ class LogRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     prev: _Hex64
     hash: _Hex64
     batch: _Count
+    cmd: dict[str, Any] | None = None
 
 
-class _Body(msgspec.Struct, frozen=True):
-    """A record without its hash: what the hash covers."""
+class _Body(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A record without its hash: what the hash covers (``cmd`` included)."""
 
     seq: int
     ts: float
@@ -101,6 +105,7 @@ class _Body(msgspec.Struct, frozen=True):
     data: dict[str, Any]
     prev: str
     batch: int
+    cmd: dict[str, Any] | None = None
 
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
@@ -154,21 +159,36 @@ def _check_batch(batch: int) -> int:
 
 
 def chain_hash(
-    prev: str, seq: int, ts: float, type: str, data: dict[str, Any], *, batch: int = 0
+    prev: str,
+    seq: int,
+    ts: float,
+    type: str,
+    data: dict[str, Any],
+    *,
+    batch: int = 0,
+    cmd: dict[str, Any] | None = None,
 ) -> str:
-    """Hash of the record (seq, ts, type, data, batch) chained onto ``prev`` (hex)."""
-    return _hash_body(_Body(seq, float(ts), type, data, prev, _check_batch(batch)))
+    """Hash of the record (seq, ts, type, data, batch, cmd) chained onto ``prev`` (hex)."""
+    return _hash_body(_Body(seq, float(ts), type, data, prev, _check_batch(batch), cmd))
 
 
 def build_record(
-    prev: str, seq: int, ts: float, type: str, data: dict[str, Any], *, batch: int = 0
+    prev: str,
+    seq: int,
+    ts: float,
+    type: str,
+    data: dict[str, Any],
+    *,
+    batch: int = 0,
+    cmd: dict[str, Any] | None = None,
 ) -> LogRecord:
     """The record that follows ``prev``, with its hash computed. Pure.
 
-    ``batch``: how many records follow this one in the same append (0: it ends its batch).
+    ``batch``: how many records follow this one in the same append (0: it ends its batch);
+    ``cmd``: the command that produced the batch, on its first record only.
     """
-    body = _Body(seq, float(ts), type, data, prev, _check_batch(batch))
-    return LogRecord(seq, body.ts, type, data, prev, _hash_body(body), batch)
+    body = _Body(seq, float(ts), type, data, prev, _check_batch(batch), cmd)
+    return LogRecord(seq, body.ts, type, data, prev, _hash_body(body), batch, cmd)
 
 
 def encode_record(record: LogRecord) -> bytes:
@@ -242,9 +262,15 @@ class LogWriter:
         return record
 
     async def append_many(
-        self, items: Sequence[tuple[str, dict[str, Any]]], ts: float
+        self,
+        items: Sequence[tuple[str, dict[str, Any]]],
+        ts: float,
+        *,
+        command: dict[str, Any] | None = None,
     ) -> list[LogRecord]:
         """Append several records with one write and one fsync (one decision, one commit).
+
+        ``command``: the command that produced them, stored on the first record.
 
         The records carry ``batch`` = len(items)-1, ..., 1, 0. A crash may leave only part of the
         batch on disk; ``read_log`` then reports all of it as a torn tail, so after recovery the
@@ -255,7 +281,7 @@ class LogWriter:
         self._check_usable()
         async with self._lock:
             # Chain onto the last record only once no other append can move it.
-            records, buf = self._prepare(items, ts)
+            records, buf = self._prepare(items, ts, command)
             self._busy = True
             try:
                 try:
@@ -273,7 +299,10 @@ class LogWriter:
         return records
 
     def _prepare(
-        self, items: Sequence[tuple[str, dict[str, Any]]], ts: float
+        self,
+        items: Sequence[tuple[str, dict[str, Any]]],
+        ts: float,
+        command: dict[str, Any] | None = None,
     ) -> tuple[list[LogRecord], bytes]:
         """Build and encode the records; reject anything that would not read back identically."""
         self._check_usable()
@@ -287,7 +316,9 @@ class LogWriter:
             if not isinstance(type_, str) or not isinstance(data, dict):
                 raise TypeError("each item must be (type: str, data: dict)")
             seq += 1
-            record = build_record(prev, seq, ts, type_, data, batch=len(items) - 1 - i)
+            record = build_record(
+                prev, seq, ts, type_, data, batch=len(items) - 1 - i, cmd=None if i else command
+            )
             line = encode_record(record)
             if len(line) > MAX_LINE_BYTES + 1:
                 raise ValueError(
@@ -295,7 +326,8 @@ class LogWriter:
                     f"{MAX_LINE_BYTES}"
                 )
             # NaN, tuples, non-str keys, Structs... would be stored as something else: refuse.
-            if _DECODER.decode(line).data != data:
+            back = _DECODER.decode(line)
+            if back.data != data or back.cmd != record.cmd:
                 raise ValueError(f"data for {type_!r} does not round-trip through JSON: {data!r}")
             records.append(record)
             lines.append(line)
@@ -490,7 +522,9 @@ def _damage(line: bytes) -> tuple[LogRecord | None, str | None]:
         return None, "not valid JSON"
     if _ENCODER.encode(record) != line:
         return None, "not canonical JSON"
-    body = _Body(record.seq, record.ts, record.type, record.data, record.prev, record.batch)
+    body = _Body(
+        record.seq, record.ts, record.type, record.data, record.prev, record.batch, record.cmd
+    )
     if _hash_body(body) != record.hash:
         return None, "hash mismatch"
     return record, None

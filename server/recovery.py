@@ -29,7 +29,14 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.events import FINAL_EVENTS, RULES_VERSION, Event, GameStarted, event_from_record
+from protocol.events import (
+    AUDITABLE_RULES,
+    FINAL_EVENTS,
+    RULES_VERSION,
+    Event,
+    GameStarted,
+    event_from_record,
+)
 from protocol.messages import Receipt, ResultView
 from server import results
 from server.logstore import (
@@ -42,6 +49,7 @@ from server.logstore import (
     read_log,
     recover_torn_tail,
 )
+from server.redecide import redecide
 from server.rules.legality import first_illegal
 from server.rules.state import Game
 
@@ -127,9 +135,16 @@ def _load_one(path: Path, report: LoadReport, say: Callable[[str], None]) -> Non
     finally:
         os.close(fd)
     start = event_from_record(header.type, header.data)
-    illegal = first_illegal([start])  # the rules version and the table, before reading further
-    if illegal is not None:
-        raise _Refuse(f"line 1 is not legal under rules version {RULES_VERSION}: {illegal[1]}")
+    version = getattr(start, "rules_version", None)
+    if version not in AUDITABLE_RULES:
+        raise _Refuse(
+            f"it names rules version {version!r}, which this server does not know "
+            f"(it plays version {RULES_VERSION})"
+        )
+    if version == RULES_VERSION:
+        illegal = first_illegal([start])  # the table, before reading further
+        if illegal is not None:
+            raise _Refuse(f"line 1 is not legal under rules version {RULES_VERSION}: {illegal[1]}")
     result = read_log(path)
     if result.file_id != (st.st_dev, st.st_ino):
         raise _Refuse("the file was replaced while start-up read it")
@@ -142,13 +157,24 @@ def _load_one(path: Path, report: LoadReport, say: Callable[[str], None]) -> Non
     if records[0].hash != header.hash:
         raise _Refuse("the file changed while start-up read it")
     events = _events(records)
-    illegal = first_illegal(events)
+    finished = _finished(events)
+    if version != RULES_VERSION:
+        if finished:  # nothing to resume: an older game's record, for conjure replay
+            report.finished += 1
+            return
+        raise _Refuse(
+            f"an unfinished game of rules version {version}; this server plays version "
+            f"{RULES_VERSION} and cannot go on with it (conjure replay still audits it)"
+        )
+    illegal = first_illegal(events)  # the plainest sentence first: a seat, a phase, a length
     if illegal is not None:
         i, why = illegal
         raise _Refuse(f"line {i + 1} is not legal under rules version {RULES_VERSION}: {why}")
-    finished = _finished(events)
-    found: list[ResultView] = []
-    game = None if finished else results.apply(None, events, found)
+    decided = redecide(records)  # the moves, not only the events, must be the rules'
+    if decided.mismatch is not None:
+        raise _Refuse(f"it is not what the rules decide: {decided.mismatch.sentence()}")
+    game = None if finished else decided.state
+    found = results.extend_views(game, [])
     if result.torn:
         torn = recover_torn_tail(path, result)
         line = (

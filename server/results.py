@@ -1,20 +1,14 @@
-"""Per-round results with the reason behind every point, kept beside the folded state.
+"""Per-round results as players see them: a projection of the finished rounds in the state.
 
-The engine's ``RoundScored`` holds the case and the points; the explanations come from scoring the
-round's sheet again, which is only possible on the state just before the round closes (the next
-round replaces it). So the room folds events through :func:`apply`, which captures a ``ResultView``
-whenever a round ends, both live and when a log is replayed at startup.
+Since rules version 2 a finished round's result, the reason behind every point included, is part of
+the game state (``RoundScored`` carries the reasons; ``evolve`` keeps them in ``Game.results``), so
+the result view is built from the state alone, live or after a restart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from protocol import events as ev
 from protocol.messages import CardView, PointView, ResultView
-from server.rules.evolve import evolve
-from server.rules.sheet import score_current
-from server.rules.state import Game
+from server.rules.state import Game, RoundResultRecord
 
 
 def card_view(g: Game, index: int | None) -> CardView | None:
@@ -24,44 +18,37 @@ def card_view(g: Game, index: int | None) -> CardView | None:
     return CardView(index=index, text=card.text, stars=card.stars, used=index in g.used)
 
 
-def round_result(before: Game, event: ev.RoundScored | ev.RoundVoided) -> ResultView:
-    """The result of the round ``before`` is in, as ``event`` closes it."""
-    r = before.round
-    assert r is not None
-    card = card_view(before, r.card)
+def result_view(g: Game, rec: RoundResultRecord) -> ResultView:
+    card = card_view(g, rec.card)
     if card is not None:
         card.used = True
-    words = dict(r.published or {})
-    if isinstance(event, ev.RoundVoided):
+    if rec.case == "void":
         return ResultView(
-            round=event.round,
-            conjurer=r.conjurer,
+            round=rec.round,
+            conjurer=rec.conjurer,
             card=card,
             case="void",
-            words=words,
-            reason=event.reason,
+            words=dict(rec.words),
+            reason=rec.reason,
         )
-    scored = score_current(before)
-    reasons = {
-        seat: [PointView(points=p.points, why=p.why, rule=p.rule) for p in points]
-        for seat, points in scored.reasons.items()
-    }
     return ResultView(
-        round=event.round,
-        conjurer=r.conjurer,
+        round=rec.round,
+        conjurer=rec.conjurer,
         card=card,
-        case=event.case,
-        points=dict(event.points),
-        reasons=reasons,
-        invalid=dict(event.invalid),
-        words=words,
+        case=rec.case,
+        points=dict(rec.points),
+        reasons={
+            seat: [PointView(points=p.points, why=p.why, rule=p.rule) for p in points]
+            for seat, points in rec.reasons.items()
+        },
+        invalid=dict(rec.invalid),
+        words=dict(rec.words),
     )
 
 
-def apply(state: Game | None, events: Iterable[ev.Event], results: list[ResultView]) -> Game | None:
-    """``fold`` that also appends a ResultView to ``results`` for every round that ends."""
-    for e in events:
-        if isinstance(e, ev.RoundScored | ev.RoundVoided) and state is not None:
-            results.append(round_result(state, e))
-        state = evolve(state, e)
-    return state
+def extend_views(g: Game | None, views: list[ResultView]) -> list[ResultView]:
+    """``views`` grown to cover every finished round of ``g`` (results are only ever appended)."""
+    if g is not None:
+        for rec in g.results[len(views) :]:
+            views.append(result_view(g, rec))
+    return views

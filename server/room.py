@@ -28,8 +28,9 @@ import msgspec
 import trio
 
 from protocol import messages as m
-from protocol.events import Limits, event_data, event_type
+from protocol.events import Limits, PresenceChanged, event_data, event_type
 from protocol.messages import InLimits, Receipt, ResultView, RoomSettings
+from protocol.words import word_fingerprint
 from server import feed, results
 from server.config import ServerConfig
 from server.connection import CLOSE_GOING_AWAY, Connection, encode
@@ -52,7 +53,7 @@ from server.logstore import (
     reopen_after_failure,
 )
 from server.rules import commands as cmd
-from server.rules.decide import decide
+from server.rules.decide import decide_and_fold
 from server.rules.state import Game
 from server.views import Table, ViewCache, update_frames
 
@@ -121,6 +122,7 @@ def settings_of(game: Game, scale: float = 1.0) -> RoomSettings:
         deck=deck,  # type: ignore[arg-type]
         limits=limits,
         spectators=game.spectators and not game.private,
+        house_rules=list(game.house_rules),
     )
 
 
@@ -153,7 +155,7 @@ class Room:
         self.game = game
         self.writer = writer
         self.receipt = receipt
-        self.results: list[ResultView] = results_ or []
+        self.results: list[ResultView] = results.extend_views(game, [])
         self.settings = (
             self.lobby.settings if self.lobby is not None else settings_of(game, config.limit_scale)
         )  # type: ignore[arg-type]
@@ -175,6 +177,14 @@ class Room:
         self._spectator_lines: list[str] = []
         self._spectators_sent = -math.inf
         self._players_due: float | None = None
+        #: Seats whose connection came or went, to be logged as presence events (seat -> connected).
+        self._presence: dict[int, bool] = {}
+        if game is not None and not game.over:  # a restart: nobody is connected any more
+            self._presence = {
+                p.seat: False
+                for p in game.players
+                if p.seat not in game.kicked and p.seat not in game.away
+            }
         self.closed = False
         self._idle = False
         self._view_cache = ViewCache()
@@ -220,6 +230,8 @@ class Room:
         return "the server is shutting down"
 
     async def _loop(self) -> None:
+        if self._presence:
+            await self._log_presence()
         while True:
             wait = self._next_wake() - self.config.clock()
             if wait > 0 and not self._inbox:
@@ -246,6 +258,8 @@ class Room:
                         )
                     finally:
                         item.done.set()
+            if self._presence:
+                await self._log_presence()
             self._note_empty()
             if self._finished():
                 return
@@ -319,7 +333,7 @@ class Room:
         due = g is not None and not g.over and not g.paused and g.deadline is not None
         if due and now >= g.deadline:  # type: ignore[union-attr, operator]
             try:
-                await self._execute(cmd.Tick(now=now))
+                await self._execute(cmd.Tick(now=now, deadline=g.deadline))  # type: ignore[union-attr]
             except RoomError:  # the log failed (the room is on hold now); never spin on it
                 return
         host = self._host_id()
@@ -425,6 +439,7 @@ class Room:
         conn.player_id = player_id
         conn.spectator = False
         self.away_since.pop(player_id, None)
+        self._note_presence(player_id, True)
 
     def _detach(self, conn: Connection) -> None:
         conn.room = None
@@ -433,8 +448,32 @@ class Room:
         elif conn.player_id is not None and self.conns.get(conn.player_id) is conn:
             del self.conns[conn.player_id]
             self.away_since[conn.player_id] = self.config.clock()
+            self._note_presence(conn.player_id, False)
         conn.player_id = None
         conn.spectator = False
+
+    def _note_presence(self, player_id: str, connected: bool) -> None:
+        """A seat came or went during a game: logged (by ``_log_presence``) once handled."""
+        if self._running() and self.lobby is None:
+            seat = self._seat_index(player_id)
+            if seat is not None:
+                self._presence[seat] = connected
+
+    async def _log_presence(self) -> None:
+        """Presence is a fact of the game's record ("I was disconnected when the clock ran out")."""
+        pending, self._presence = self._presence, {}
+        if self.stalled_retry is not None or not self._running():
+            return
+        assert self.game is not None
+        for seat, connected in pending.items():
+            if (seat in self.game.away) != connected:
+                continue  # the log already says so
+            try:
+                await self._execute(
+                    cmd.Presence(now=self.config.clock(), seat=seat, connected=connected)
+                )
+            except RoomError:  # kicked since, or the log failed (the room is on hold then)
+                continue
 
     def _on_detached(self, conn: Connection) -> None:
         if conn.room is not self:
@@ -645,10 +684,13 @@ class Room:
             deck=settings.deck,
             spectators=settings.spectators,
             private=self.password is not None,
+            words=word_fingerprint(),
+            house_rules=tuple(settings.house_rules),
         )
-        events = decide(None, start)
-        if isinstance(events, cmd.Rejection):
-            raise RoomError(events.code, events.message)
+        decided = decide_and_fold(None, start)
+        if isinstance(decided, cmd.Rejection):
+            raise RoomError(decided.code, decided.message)
+        events, state = decided
         path = self.config.replays / f"{game_id}.jsonl"
         try:
             writer = await open_writer(path)
@@ -660,7 +702,7 @@ class Room:
             ) from None
         self.writer = writer
         try:
-            records = await self._append(events, now)
+            records = await self._append(events, start)
         except LogFailure as exc:
             # Not one record is durable: leave no log behind, and the lobby as it was.
             log.error("room %s: cannot write the first record of %s: %s", self.code, path, exc)
@@ -674,7 +716,7 @@ class Room:
             ) from None
         self.lobby = None
         log.info("room %s: game %s started (%d players)", self.code, game_id, len(players))
-        self._apply(events, records)
+        self._apply(events, records, state)
 
     async def _game_command(self, conn: Connection, msg: m.ClientMsg) -> None:
         pid = self._member(conn)
@@ -691,29 +733,38 @@ class Room:
 
     async def _execute(self, command: cmd.AnyCommand) -> None:
         assert self.game is not None
-        events = decide(self.game, command)
-        if isinstance(events, cmd.Rejection):
-            raise RoomError(events.code, events.message)
+        decided = decide_and_fold(self.game, command)
+        if isinstance(decided, cmd.Rejection):
+            raise RoomError(decided.code, decided.message)
+        events, state = decided
         if events:
-            await self._commit(events, command.now)
+            await self._commit(events, state, command)
 
-    async def _append(self, events: list, ts: float) -> list[LogRecord]:
+    async def _append(self, events: list, command: cmd.AnyCommand) -> list[LogRecord]:
+        """The batch, with the command that produced it (so an audit can decide it again)."""
         assert self.writer is not None
-        return await self.writer.append_many([(event_type(e), event_data(e)) for e in events], ts)
+        return await self.writer.append_many(
+            [(event_type(e), event_data(e)) for e in events],
+            command.now,
+            command=cmd.command_data(command),
+        )
 
-    async def _commit(self, events: list, ts: float) -> None:
+    async def _commit(self, events: list, state: Game | None, command: cmd.AnyCommand) -> None:
         """Durable first, then the state, then the table: the one order that never lies."""
         try:
-            records = await self._append(events, ts)
+            records = await self._append(events, command)
         except LogFailure as exc:
             self._stall(exc)
             raise RoomError("log_unavailable", LOG_STALLED) from None
-        self._apply(events, records)
+        self._apply(events, records, state)
 
-    def _apply(self, events: list, records: list[LogRecord]) -> None:
-        self.game = results.apply(self.game, events, self.results)
+    def _apply(self, events: list, records: list[LogRecord], state: Game | None) -> None:
+        self.game = state  # decided and folded once, by decide_and_fold
+        results.extend_views(self.game, self.results)
         self.receipt = Receipt(records[-1].seq, records[-1].hash)
         assert self.game is not None
+        if all(isinstance(e, PresenceChanged) for e in events):
+            return  # the room told everyone already ("... is away."); the view is the same
         for p in self.game.players:  # removed players' connections go
             if p.seat in self.game.kicked and p.id in self.conns:
                 gone = self.conns.pop(p.id)

@@ -2,7 +2,8 @@
 
 A sheet names the players in seat order, the conjurer, the marked boards, the spell and summoning
 words and any rulings the table made in review. Broken sheets are reported on stderr, naming the file
-and the field; the good ones are still scored, and the exit status is then 2.
+and the field; the good ones are still scored, and the exit status is then 2. ``--house-rule NAME``
+(docs/RULES.md, House rules) also scores each sheet by that reading, beside the official score.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from protocol.house import canonical
 from protocol.words import validate_written
+from server.house import add_house_argument, house_json, house_round_lines
 from server.rules.explain import explain_round, result_json, stars
 from server.rules.scoring import RoundSheet, score_round
 
@@ -165,6 +168,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object per sheet, one per line"
     )
+    add_house_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -177,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
             status = 2
             continue
         result = score_round(sheet.round)
+        house = score_round(sheet.round, args.house_rule) if args.house_rule else None
         if args.json:
             doc = {
                 "sheet": str(path),
@@ -186,6 +191,9 @@ def run(args: argparse.Namespace) -> int:
                 "conjurer": sheet.round.conjurer,
             }
             doc.update(result_json(sheet.round, result))
+            if house is not None:
+                doc["house_rules"] = canonical(house.house)
+                doc["house"] = house_json(sheet.round, house)
             print(json.dumps(doc, ensure_ascii=False))
         else:
             r = sheet.round
@@ -193,5 +201,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"== {path}: {title}, conjurer {r.conjurer}")
             for line in explain_round(r, result):
                 print(line)
+            if house is not None:
+                for line in house_round_lines(r, result, house):
+                    print(line)
             print()
     return status

@@ -3,7 +3,8 @@
 ``sample_game()`` plays four rounds covering what ``conjure replay`` has to explain: a replaced
 commitment, an automatic invalid word (C1), a "same thing" proposal that carries and a challenge
 that fails (with reasons), a pause, a void round, and a commitment never revealed (C6).
-``write_log`` writes one ``append_many`` per decision (one batch), with the decision's time.
+``write_log`` writes one ``append_many`` per decision (one batch), with the decision's time and
+the command that produced it, as the server does (rules version 2).
 """
 
 from __future__ import annotations
@@ -38,18 +39,32 @@ SAMPLE_SCORES = {
 SAMPLE_TOTALS = {"Ann": 11, "Bob": 12, "Cy": -3, "Dee": -2}
 
 
+class Decision(tuple):
+    """``(ts, events)``, as it unpacks, with the command that produced them as ``.command``."""
+
+    command: c.AnyCommand | None
+
+    def __new__(cls, ts: float, events: list[Any], command: c.AnyCommand | None) -> Decision:
+        self = super().__new__(cls, (ts, events))
+        self.command = command
+        return self
+
+
 class RecordingTable(Table):
     """A Table that keeps each decision's events apart, with its time, and lets time pass."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.decisions: list[tuple[float, list[Event]]] = []
+        self.decisions: list[Decision] = []
         kwargs.setdefault("now", START)
         super().__init__(*args, **kwargs)
 
     def run(self, command: c.AnyCommand) -> list[Event]:
+        if isinstance(command, c.Tick) and command.deadline is None and self.state is not None:
+            # The room records the deadline a tick acts on; so does this table.
+            command = c.Tick(now=command.now, deadline=self.state.deadline)
         out = super().run(command)
         if out:
-            self.decisions.append((command.now, out))
+            self.decisions.append(Decision(command.now, out, command))
         self.now = max(self.now, command.now) + STEP
         return out
 
@@ -132,13 +147,16 @@ Batch = tuple[float, list[tuple[str, dict[str, Any]]]]
 
 
 def write_records(path: Path, batches: list[Batch]) -> list[LogRecord]:
-    """Write raw ``(ts, [(type, data), ...])`` batches with the real LogWriter."""
+    """Write raw ``(ts, [(type, data), ...])`` batches with the real LogWriter (a batch from
+    ``as_batches`` carries its command along, and it is written with the batch)."""
 
     async def main() -> list[LogRecord]:
         records: list[LogRecord] = []
         with open_for_append(path) as writer:
-            for ts, items in batches:
-                records.extend(await writer.append_many(items, ts))
+            for batch in batches:
+                ts, items = batch
+                command = getattr(batch, "command", None)
+                records.extend(await writer.append_many(items, ts, command=command))
         return records
 
     return trio.run(main)
@@ -147,12 +165,14 @@ def write_records(path: Path, batches: list[Batch]) -> list[LogRecord]:
 def as_batches(decisions: list[tuple[float, list[Event]]], edit: Edit | None = None) -> list[Batch]:
     """The engine's decisions as log batches; ``edit`` may change an event's data first."""
     out: list[Batch] = []
-    for ts, events in decisions:
+    for decision in decisions:
+        ts, events = decision
         items = []
         for e in events:
             type_, data = event_type(e), event_data(e)
             items.append((type_, edit(type_, data) if edit is not None else data))
-        out.append((ts, items))
+        command = getattr(decision, "command", None)
+        out.append(Decision(ts, items, None if command is None else c.command_data(command)))  # type: ignore[arg-type]
     return out
 
 

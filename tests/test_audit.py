@@ -80,7 +80,7 @@ def test_clean_game_verifies_and_explains_every_round(sample, capsys):
     assert "Bob  committed +0:20, replaced +0:22, revealed +0:32, opens the commitment" in out
     assert "Dee  committed +0:25, never revealed" in out
     assert (
-        "#0 Dee proposed that 'big cat' and 'lion' are the same thing (+0:42): CARRIED 1-0" in out
+        "#1 Dee proposed that 'big cat' and 'lion' are the same thing (+0:42): CARRIED 1-0" in out
     )
     assert "votes: Ann yes ('proposed it'); Bob no ('zebra is a noun'); Dee no" in out
     assert "Ann paused the game" in out
@@ -408,9 +408,14 @@ def test_a_record_the_engine_cannot_read_stops_the_replay_there(tmp_path, capsys
     code, doc = run_json(capsys, str(path))
     assert code == 1 and doc["chain"]["ok"] is True
     assert doc["replay_stopped"].startswith(f"line {n + 1} (seq {n}): a 'mystery' record")
-    assert doc["problems"] == [
+    assert doc["problems"][0] == (
         f"line {n + 1} (seq {n}): a 'mystery' record the rules engine cannot read "
         "(unknown event type 'mystery'); the replay stops there."
+    )
+    # ... and no rule produced it: the batch has no command, so deciding again stops there too
+    assert doc["problems"][1:] == [
+        f"not what the rules decide at line {n + 1}: no command is recorded for this batch, so "
+        "no rule produced it"
     ]
 
 

@@ -189,6 +189,40 @@ def test_doc_vector_recomputed_by_code() -> None:
     assert DOMAIN_TAG == b"conjure-log-v1\x00"
 
 
+VEC_CMD_LINES = (
+    b'{"batch":1,"cmd":{"card":2,"kind":"choose_card","now":1767225612.5,"seat":0},'
+    b'"data":{"card":2,"round":1,"seat":0},'
+    b'"hash":"af019266bc25cb395c195988cc04bdde483585e97116039b6150787800565a1a",'
+    b'"prev":"acf4a657053a97026b50ea1f9b4de67cfbd3420237e5c431caad110b54a41add",'
+    b'"seq":1,"ts":1767225612.5,"type":"card_chosen"}',
+    b'{"batch":0,"data":{"deadline":1767225672.5,"phase":"spell","round":1,"turn":0},'
+    b'"hash":"8172ba4c9bbb61f41097259e9e81b322fa867187442220ee66159d6dbada35b1",'
+    b'"prev":"af019266bc25cb395c195988cc04bdde483585e97116039b6150787800565a1a",'
+    b'"seq":2,"ts":1767225612.5,"type":"phase_started"}',
+)
+
+
+def test_doc_command_vector_recomputed_by_code() -> None:
+    from server.rules import commands as c
+
+    cmd = c.command_data(c.ChooseCard(now=1767225612.5, seat=0, card=2))
+    data1 = {"round": 1, "seat": 0, "card": 2}
+    r1 = build_record(VEC0_HASH, 1, 1767225612.5, "card_chosen", data1, batch=1, cmd=cmd)
+    data2 = {"round": 1, "phase": "spell", "turn": 0, "deadline": 1767225672.5}
+    r2 = build_record(r1.hash, 2, 1767225612.5, "phase_started", data2)
+    assert (encode_record(r1).rstrip(b"\n"), encode_record(r2).rstrip(b"\n")) == VEC_CMD_LINES
+    # stdlib recipe: the body is the line without its hash, cmd included
+    body = {**json.loads(VEC_CMD_LINES[0])}
+    del body["hash"]
+    enc = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert hashlib.sha256(DOMAIN_TAG + bytes.fromhex(VEC0_HASH) + enc.encode()).hexdigest() == (
+        r1.hash
+    )
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "LOG.md").read_text()
+    for line in VEC_CMD_LINES:
+        assert line.decode() in doc
+
+
 def test_doc_vector_reads_back(log_path: Path) -> None:
     log_path.write_bytes(VEC_FILE)
     result = read_log(log_path)

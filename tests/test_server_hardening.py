@@ -405,3 +405,33 @@ async def test_connect_from_binds_the_source_address(server, source):
         assert conn.remote == source
         await ws.aclose()
         nursery.cancel_scope.cancel()
+
+
+# ---------------------------------------------------------------------------- the book, alone
+
+
+def test_an_ipv6_visitor_counts_by_its_64_and_a_mapped_ipv4_as_ipv4():
+    from server.gate import address_key
+
+    assert address_key("2001:db8:1:2::5") == address_key("2001:db8:1:2:ffff::1")
+    assert address_key("2001:db8:1:2::5") != address_key("2001:db8:1:3::5")
+    assert address_key("::ffff:192.0.2.7") == "192.0.2.7"
+    assert address_key("127.0.0.2") == "127.0.0.2"
+
+
+def test_the_book_forgets_an_address_that_holds_nothing():
+    from server.config import ServerConfig
+    from server.gate import AddressBook
+
+    clock = [0.0]
+    book = AddressBook(ServerConfig(replays=Path()), now=lambda: clock[0])
+    assert book.admit_pending("127.0.0.9", 5000)
+    assert book.connect("127.0.0.9", 5000) is None
+    assert book.total_open == 1 and book.total_pending == 0
+    book.check_create_room("127.0.0.9")
+    book.room_created("127.0.0.9")
+    book.disconnect("127.0.0.9")
+    book.room_closed("127.0.0.9")
+    clock[0] += 61
+    book.check_create_room("127.0.0.9")
+    assert book.total_open == 0 and book.known == 0  # nothing left to remember it by

@@ -336,7 +336,7 @@ async def test_torn_tail_is_recovered_at_startup(start_server, said):
     with path.open("ab") as f:
         f.write(b'{"data":{"round":1,"seat":0,"wo')  # a crash in the middle of an append
     second = await start_server()
-    assert path.read_bytes() == good
+    assert path.read_bytes().startswith(good)  # the restart may add presence records after it
     torn = path.with_name(path.name + ".torn")
     assert torn.read_bytes() == b'{"data":{"round":1,"seat":0,"wo'
     assert any(line.startswith(f"recovered {path}") for line in said)

@@ -73,3 +73,73 @@ def test_broken_sheets_are_reported_by_file_and_field_after_scoring_the_good_one
 def test_missing_file_is_reported():
     out = conjure("score", "does-not-exist.toml")
     assert out.returncode == 2 and "cannot read" in out.stderr
+
+
+def test_breakdown_says_why_words_matched_and_which_ruling_went_unused():
+    out = conjure("score", str(SHEETS / "rulebook.toml"), str(SHEETS / "dark.toml"))
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "Bob = Ann: 'Spaceships' = 'spaceship' (plural) [W3]" in text
+    assert "Cy = Ann: 'space shuttle' = 'rocket' (a table ruling) [C7]" in text
+    assert (
+        "Ruled the same thing: 'space ship' = 'spaceship' (unused: it applied to no two counted "
+        "words)" in text
+    )
+    assert "Ruled the same thing: 'space shuttle' = 'rocket'\n" in text  # used: not flagged
+    out = conjure("score", "--json", str(SHEETS / "everyone.toml"))
+    doc = json.loads(out.stdout)
+    assert [(m["players"], m["reason"], m["rule"]) for m in doc["matches"]] == [
+        (["Bob", "Ann"], "plural", "W3"),  # 'Bananas' = 'banana'
+        (["Cy", "Ann"], "same letters", "W2"),  # 'the banana' = 'banana'
+    ]
+    assert doc["unused_rulings"] == []
+
+
+def test_score_house_rule_side_by_side_text_and_json():
+    sheet = str(SHEETS / "house_conjured.toml")
+    out = conjure("score", sheet, "--house-rule", "pairs-per-star")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    # The official breakdown first, unchanged: Cy 1 (P2c) + 2 (P2d) = 3.
+    assert "+2  shared a word other than the conjurer's with Dee [P2d]" in text
+    # Then beside it, s = 3: Cy 1 + 2 x 3 = 7, difference +4; Dee 2 x 3 = 6, difference +4.
+    assert "House rule pairs-per-star (H3), beside the official score: case conjured" in text
+    assert "  Cy         +3      +7          +4" in text
+    assert "  Dee        +2      +6          +4" in text
+    assert "+6  shared a word other than the conjurer's with Cy: 2 x 3 stars (house rule " in text
+    out = conjure(
+        "score",
+        "--json",
+        sheet,
+        "--house-rule",
+        "crystal-others-only",
+        "--house-rule",
+        "pairs-per-star",
+    )
+    doc = json.loads(out.stdout)
+    assert doc["scores"] == {"Ann": 4, "Bob": 3, "Cy": 3, "Dee": 2, "Eve": 1}  # official
+    assert doc["house_rules"] == ["crystal-others-only", "pairs-per-star"]
+    # Ann 3 (P2a, no crystal by H2); Cy 1 + 6 and Dee 6 (H3).
+    assert doc["house"]["scores"] == {"Ann": 3, "Bob": 3, "Cy": 7, "Dee": 6, "Eve": 1}
+    official_fields = set(doc) - {
+        "sheet",
+        "category",
+        "stars",
+        "variant",
+        "conjurer",
+        "house",
+        "house_rules",
+    }
+    assert set(doc["house"]) == official_fields
+    plain = json.loads(conjure("score", "--json", sheet).stdout)
+    assert "house" not in plain and "house_rules" not in plain
+
+
+def test_score_unknown_house_rule_is_a_usage_error_listing_the_known_ones():
+    out = conjure("score", str(SHEETS / "rulebook.toml"), "--house-rule", "double-crystals")
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert (
+        "argument --house-rule: unknown house rule 'double-crystals'; the known house rules are "
+        "crystal-others-only, missed-per-match, pairs-per-star"
+    ) in out.stderr

@@ -15,6 +15,7 @@ from server import results
 from server.connection import encode
 from server.lobby import Lobby
 from server.rules import commands as c
+from server.rules.evolve import evolve
 from server.rules.state import Game
 from server.views import Table as ViewTable
 from server.views import ViewCache, build_view, update_frames
@@ -77,7 +78,8 @@ def test_fast_frames_equal_the_built_view_after_every_event(make) -> None:
     state: Game | None = None
     past: list[ResultView] = []
     for i, event in enumerate(t.events):
-        state = results.apply(state, [event], past)
+        state = evolve(state, event)
+        results.extend_views(state, past)
         assert state is not None
         table = ViewTable(
             code="ABCD",

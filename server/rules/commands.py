@@ -1,6 +1,13 @@
-"""Commands: what someone asks the game to do. Time arrives as data (``now``), never read inside."""
+"""Commands: what someone asks the game to do. Time arrives as data (``now``), never read inside.
+
+Commands are logged beside the events they produced (``kind`` is the tag), so an audit can decide
+every batch again and compare (docs/LOG.md, "Commands").
+"""
 
 from __future__ import annotations
+
+import re
+from typing import Any
 
 import msgspec
 
@@ -8,7 +15,11 @@ from protocol.deck import Card
 from protocol.events import Limits, PlayerInfo, Variant
 
 
-class Command(msgspec.Struct, frozen=True, kw_only=True):
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag=_snake):
     now: float
 
 
@@ -23,6 +34,9 @@ class StartGame(Command):
     deck: str = "default"
     spectators: bool = True
     private: bool = False
+    #: protocol.words.word_fingerprint(): chance and data arrive as data, like the cards.
+    words: str = ""
+    house_rules: tuple[str, ...] = ()
 
 
 class ChooseCard(Command):
@@ -75,7 +89,19 @@ class Done(Command):
 
 
 class Tick(Command):
-    """The clock: the room sends it when a deadline may have passed."""
+    """The clock: the room sends it when ``deadline`` (the phase's, as the room saw it) has passed.
+
+    Logged with the deadline it acted on, so a tick dated before its deadline is refused on replay.
+    """
+
+    deadline: float | None = None
+
+
+class Presence(Command):
+    """The room: a seat's connection went or came back (logged, never refused in a live game)."""
+
+    seat: int
+    connected: bool
 
 
 class Pause(Command):
@@ -135,4 +161,17 @@ AnyCommand = (
     | Kick
     | PassHost
     | Abandon
+    | Presence
 )
+
+_DECODER = msgspec.json.Decoder(AnyCommand)
+
+
+def command_data(command: AnyCommand) -> dict[str, Any]:
+    """A command as the plain JSON-ready data the log stores (``kind`` included)."""
+    return msgspec.json.decode(msgspec.json.encode(command))
+
+
+def command_from_data(data: Any) -> AnyCommand:
+    """A logged command back; raises msgspec.ValidationError for an unknown shape."""
+    return _DECODER.decode(msgspec.json.encode(data))

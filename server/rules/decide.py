@@ -13,9 +13,10 @@ from collections.abc import Callable
 from protocol import events as ev
 from protocol.commitment import HEX64, check_reveal
 from protocol.events import RULE_TEXT, RULES_VERSION
+from protocol.house import UnknownHouseRule, canonical
 from protocol.words import same_word, validate_written
 from server.rules import commands as cmd
-from server.rules.evolve import evolve
+from server.rules.evolve import concerned_seats, evolve
 from server.rules.sheet import current_checks, score_current
 from server.rules.state import Game, Proposal
 
@@ -49,6 +50,15 @@ class _Builder:
 
 
 def decide(state: Game | None, command: cmd.AnyCommand) -> list[ev.Event] | cmd.Rejection:
+    """The events ``command`` produces on ``state``, or why it is refused."""
+    decided = decide_and_fold(state, command)
+    return decided if isinstance(decided, cmd.Rejection) else decided[0]
+
+
+def decide_and_fold(
+    state: Game | None, command: cmd.AnyCommand
+) -> tuple[list[ev.Event], Game | None] | cmd.Rejection:
+    """The events and the state they lead to: the room and the audit fold each command once."""
     handler = _HANDLERS.get(type(command))
     if handler is None:
         return cmd.Rejection("unknown_command", f"Unknown command {type(command).__name__}.")
@@ -59,7 +69,7 @@ def decide(state: Game | None, command: cmd.AnyCommand) -> list[ev.Event] | cmd.
         handler(b, command)
     except Rejected as r:
         return cmd.Rejection(r.code, r.message)
-    return b.events
+    return b.events, b.state
 
 
 # ---------------------------------------------------------------- guards
@@ -239,13 +249,17 @@ def _finish_review(b: _Builder, now: float) -> None:
     for p in list(r.proposals):
         if b.g.round is not None and b.g.round.proposals[p.id].open:
             _settle(b, b.g.round.proposals[p.id])
-    result = score_current(b.g)
+    result = score_current(b.g, b.g.house_rules)  # H1-H3: the host's choice, if any
     b.emit(
         ev.RoundScored(
             round=r.number,
             case=result.case,
             points=dict(result.scores),
             invalid={s: i.reason for s, i in result.invalid.items()},
+            reasons={
+                s: tuple(ev.Point(points=p.points, why=p.why, rule=p.rule) for p in points)
+                for s, points in result.reasons.items()
+            },
         )
     )
     _next_round(b, now)
@@ -274,6 +288,11 @@ def _start(b: _Builder, c: cmd.StartGame) -> None:
         raise Rejected("bad_deal", f"Deal one card per player: {n} cards, not {len(c.cards)}.")
     if c.host not in range(n):
         raise Rejected("unknown_seat", "The host must be one of the players.")
+    try:
+        if list(c.house_rules) != canonical(c.house_rules):
+            raise Rejected("bad_settings", "House rules are named once each, in sorted order.")
+    except UnknownHouseRule as exc:
+        raise Rejected("bad_settings", str(exc)) from None
     b.emit(
         ev.GameStarted(
             game_id=c.game_id,
@@ -287,6 +306,8 @@ def _start(b: _Builder, c: cmd.StartGame) -> None:
             deck=c.deck,
             spectators=c.spectators,
             private=c.private,
+            words=c.words,
+            house_rules=tuple(c.house_rules),
         )
     )
     _start_round(b, 1, c.now)
@@ -425,6 +446,9 @@ def _propose(b: _Builder, seat: int, kind: str, seats: tuple[int, ...], rule: st
     r = b.g.round
     assert r is not None
     pid = len(r.proposals)
+    g = b.g
+    concerned = concerned_seats(g, r, seats)
+    voters = tuple(s for s in g.active_seats() if s not in concerned)
     b.emit(
         ev.ProposalMade(
             round=r.number,
@@ -433,6 +457,9 @@ def _propose(b: _Builder, seat: int, kind: str, seats: tuple[int, ...], rule: st
             kind=kind,
             seats=seats,
             rule=rule,  # type: ignore[arg-type]
+            voters=voters,
+            # A new question reopens the review for everyone who may vote on it.
+            reopened=tuple(s for s in voters if s in r.done),
         )
     )
     assert b.g.round is not None
@@ -513,8 +540,14 @@ def _done(b: _Builder, c: cmd.Done) -> None:
 
 
 def _tick(b: _Builder, c: cmd.Tick) -> None:
-    """A3: what happens when a phase's time runs out."""
+    """A3: what happens when a phase's time runs out (``c.deadline``: the one the clock saw)."""
     g = b.g
+    if c.deadline is not None and (c.deadline != g.deadline or c.now < c.deadline):
+        raise Rejected(
+            "too_early",
+            f"The clock acted at {c.now} on deadline {c.deadline}; the phase's deadline is "
+            f"{g.deadline}.",
+        )
     if g.over or g.paused or g.deadline is None or c.now < g.deadline:
         return
     r = g.round
@@ -581,7 +614,9 @@ def _skip(b: _Builder, c: cmd.Skip) -> None:
     assert r is not None
     if c.target in r.skipped:
         raise Rejected("already_skipped", f"{g.name(c.target)} is already skipped this round.")
-    b.emit(ev.PlayerSkipped(round=r.number, seat=c.target, by=c.seat))
+    b.emit(
+        ev.PlayerSkipped(round=r.number, seat=c.target, by=c.seat, dropped=_drops(g, c.target))
+    )
     _after_absence(b, c.target, c.now)
 
 
@@ -592,8 +627,30 @@ def _kick(b: _Builder, c: cmd.Kick) -> None:
     _seat_guard(g, c.target)
     if c.target == c.seat:
         raise Rejected("cannot_kick_self", "The host cannot remove themselves.")
-    b.emit(ev.PlayerKicked(seat=c.target, by=c.seat))
+    b.emit(ev.PlayerKicked(seat=c.target, by=c.seat, dropped=_drops(g, c.target)))
     _after_absence(b, c.target, c.now)
+
+
+def _drops(g: Game, seat: int) -> bool:
+    """A1: leaving while the summon is open drops the commitment (no word, no penalty).
+
+    Once reveals have begun the commitment stands: not opening it is C6 (-3) for anyone.
+    """
+    r = g.round
+    return (
+        r is not None
+        and g.phase in ("dark-commit", "spell", "mark", "commit")
+        and seat in r.commits
+        and seat not in r.reveals
+    )
+
+
+def _presence(b: _Builder, c: cmd.Presence) -> None:
+    g = b.g
+    _seat_guard(g, c.seat)
+    if g.over:
+        raise Rejected("game_over", "The game is over.")
+    b.emit(ev.PresenceChanged(seat=c.seat, connected=c.connected))
 
 
 def _pass_host(b: _Builder, c: cmd.PassHost) -> None:
@@ -643,4 +700,5 @@ _HANDLERS: dict[type, Callable[[_Builder, object], None]] = {
     cmd.Kick: _kick,  # type: ignore[dict-item]
     cmd.PassHost: _pass_host,  # type: ignore[dict-item]
     cmd.Abandon: _abandon,  # type: ignore[dict-item]
+    cmd.Presence: _presence,  # type: ignore[dict-item]
 }

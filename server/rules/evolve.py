@@ -1,7 +1,9 @@
 """evolve(state, event) -> state: the only way a game's state changes.
 
 Pure: the given state is never modified (a shallow-but-sufficient copy is made first), no I/O,
-no clock. Replaying a log is ``fold(events)``.
+no clock. Replaying a log is ``fold(events)``. Evolve applies facts and decides nothing: who votes
+on a proposal, whose commitment a skip drops and the reasons behind every point are fields of the
+events ``decide`` emits (rules version 1 logs lack them: ``server.rules.legacy`` fills them in).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def clone(g: Game) -> Game:
     return _copy(
         g,
         kicked=set(g.kicked),
+        away=set(g.away),
         used=set(g.used),
         totals=dict(g.totals),
         round=None if g.round is None else _clone_round(g.round),
@@ -68,6 +71,7 @@ def evolve(state: Game | None, event: ev.Event) -> Game:
             deck=event.deck,
             spectators=event.spectators,
             private=event.private,
+            house_rules=tuple(event.house_rules),
             totals={p.seat: 0 for p in event.players},
         )
     if state is None:
@@ -125,21 +129,40 @@ def evolve(state: Game | None, event: ev.Event) -> Game:
             if r.card is not None:
                 g.used.add(r.card)
             g.results.append(
-                RoundResultRecord(n, r.conjurer, r.card, case, dict(points), dict(invalid))
+                RoundResultRecord(
+                    n,
+                    r.conjurer,
+                    r.card,
+                    case,
+                    dict(points),
+                    dict(invalid),
+                    reasons={s: tuple(p) for s, p in (event.reasons or {}).items()},
+                    words=dict(r.published or {}),
+                )
             )
         case ev.RoundVoided(round=n, reason=reason):
             assert r is not None
             if r.card is not None:
                 g.used.add(r.card)
-            g.results.append(RoundResultRecord(n, r.conjurer, r.card, "void", {}, {}, reason))
-        case ev.PlayerSkipped(seat=seat):
+            g.results.append(
+                RoundResultRecord(
+                    n, r.conjurer, r.card, "void", {}, {}, reason, words=dict(r.published or {})
+                )
+            )
+        case ev.PlayerSkipped(seat=seat, dropped=dropped):
             assert r is not None
             r.skipped.add(seat)
-            _forget_unopened(g, r, seat)
-        case ev.PlayerKicked(seat=seat):
+            if dropped:
+                r.commits.pop(seat, None)
+        case ev.PlayerKicked(seat=seat, dropped=dropped):
             g.kicked.add(seat)
-            if r is not None:
-                _forget_unopened(g, r, seat)
+            if r is not None and dropped:
+                r.commits.pop(seat, None)
+        case ev.PresenceChanged(seat=seat, connected=connected):
+            if connected:
+                g.away.discard(seat)
+            else:
+                g.away.add(seat)
         case ev.HostChanged(seat=seat):
             g.host = seat
         case ev.GamePaused(remaining=remaining):
@@ -168,24 +191,19 @@ def evolve(state: Game | None, event: ev.Event) -> Game:
     return g
 
 
-def _forget_unopened(g: Game, r: Round, seat: int) -> None:
-    """A1: leaving while the summon is open drops the commitment (no word, no penalty).
-
-    Once reveals have begun the commitment stands: not opening it is C6 (-3) for anyone.
-    """
-    if g.phase in ("dark-commit", "spell", "mark", "commit") and seat not in r.reveals:
-        r.commits.pop(seat, None)
-
-
 def _add_proposal(g: Game, r: Round, e: ev.ProposalMade) -> None:
-    concerned = concerned_seats(g, r, e.seats)
-    voters = frozenset(s for s in g.active_seats() if s not in concerned)
+    if e.voters is None or e.reopened is None:
+        raise ValueError("a rules version 1 proposal: fold it through server.rules.legacy")
     p = Proposal(
-        id=e.proposal, kind=e.kind, by=e.by, seats=tuple(e.seats), rule=e.rule, voters=voters
+        id=e.proposal,
+        kind=e.kind,
+        by=e.by,
+        seats=tuple(e.seats),
+        rule=e.rule,
+        voters=frozenset(e.voters),
     )
     r.proposals.append(p)
-    # A new question reopens the review for everyone who may vote on it.
-    r.done -= voters
+    r.done -= set(e.reopened)
 
 
 def concerned_seats(g: Game, r: Round, seats: Iterable[int]) -> set[int]:

@@ -48,9 +48,13 @@ def explain_round(sheet: RoundSheet[Any], result: RoundResult[Any]) -> list[str]
             lines.append(f"  {'':<{width}}  flag for the table: {flag}")
     if sheet.same:
         for a, b in sheet.same:
-            lines.append(f"Ruled the same thing: {a!r} = {b!r}")
+            unused = (
+                " (unused: it applied to no two counted words)" if (a, b) in result.unused else ""
+            )
+            lines.append(f"Ruled the same thing: {a!r} = {b!r}{unused}")
     for g in result.groups:
         lines.append("Matched: " + ", ".join(name(p) for p in g))
+        lines += [f"  {x}" for x in match_lines(sheet, result, g)]
     lines.append(f"Case: {result.case}: {CASE_TEXT[result.case]}")
     lines.append("Points:")
     for p in sheet.players:
@@ -60,6 +64,24 @@ def explain_round(sheet: RoundSheet[Any], result: RoundResult[Any]) -> list[str]
         for pt in pts:
             lines.append(f"  {'':<{width}}     {signed(pt.points):>3}  {pt.why} [{pt.rule}]")
     return lines
+
+
+def match_lines(sheet: RoundSheet[Any], result: RoundResult[Any], group: list[Any]) -> list[str]:
+    """Why a group's words match, one line per link whose words are not written alike."""
+    out = []
+    for link in result.links:
+        if link.a not in group:
+            continue
+        wa, wb = sheet.summon[link.a], sheet.summon[link.b]
+        if wa == wb:
+            continue
+        why = link.reason
+        if link.ruling is not None and set(link.ruling) != {wa, wb}:
+            why += f": {link.ruling[0]!r} = {link.ruling[1]!r}"
+        out.append(
+            f"{sheet.name(link.a)} = {sheet.name(link.b)}: {wa!r} = {wb!r} ({why}) [{link.rule}]"
+        )
+    return out
 
 
 def result_json(sheet: RoundSheet[Hashable], result: RoundResult[Hashable]) -> dict[str, Any]:
@@ -76,4 +98,15 @@ def result_json(sheet: RoundSheet[Hashable], result: RoundResult[Hashable]) -> d
             for p, pts in result.reasons.items()
         },
         "groups": [[name(p) for p in g] for g in result.groups],
+        "matches": [
+            {
+                "players": [name(x.a), name(x.b)],
+                "words": [sheet.summon[x.a], sheet.summon[x.b]],
+                "reason": x.reason,
+                "rule": x.rule,
+                "ruling": list(x.ruling) if x.ruling is not None else None,
+            }
+            for x in result.links
+        ],
+        "unused_rulings": [list(pair) for pair in result.unused],
     }

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 
 from protocol import events as ev
 from protocol.commitment import HEX64
-from protocol.events import COLOURS, RULE_TEXT, RULES_VERSION
+from protocol.events import AUDITABLE_RULES, COLOURS, RULE_TEXT, RULES_VERSION
 from protocol.words import validate_written
 from server.rules.decide import MAX_PLAYERS, MAX_PROPOSALS_PER_PLAYER, MIN_PLAYERS
 from server.rules.evolve import evolve
@@ -108,7 +108,7 @@ def _check(g: Game | None, phases: list[str], e: ev.Event, *, first: bool) -> No
 
 
 def _check_start(e: ev.GameStarted) -> None:
-    if e.rules_version != RULES_VERSION:
+    if e.rules_version not in AUDITABLE_RULES:
         raise _Illegal(
             f"the game was played under rules version {e.rules_version}; these rules are "
             f"version {RULES_VERSION}"

@@ -3,15 +3,28 @@
 Pure and shared: the live engine, the tabletop scorer (``conjure score``) and the replay auditor all
 call :func:`score_round`, so a point is always explained the same way. Players are opaque keys
 (seats in the engine, names on a tabletop sheet); ``names`` turns them into sentences.
+
+House rules (docs/RULES.md H1-H3, registry :data:`protocol.house.HOUSE_RULES`) are named
+alternative readings: ``score_round(sheet, house={"pairs-per-star"})`` scores by them instead of
+the official reading, so a table can see what a dispute is worth.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
-from protocol.words import contains_written, hidden_inside, normalize, same_word
+from protocol.house import HOUSE_RULES, parse_house_rules
+from protocol.words import (
+    PLURAL,
+    SAME_LETTERS,
+    contains_written,
+    hidden_inside,
+    normalize,
+    same_word,
+    same_word_reason,
+)
 
 P = TypeVar("P", bound=Hashable)
 
@@ -19,6 +32,12 @@ Case = Literal["everyone", "conjured", "missed-conjurer", "failed"]
 CASES: tuple[str, ...] = ("everyone", "conjured", "missed-conjurer", "failed")
 
 INVALID_PENALTY = -3
+
+TABLE_RULING = "a table ruling"
+"""Why two words matched: the table ruled them the same thing (C7)."""
+
+#: The ruling behind each reason two words match.
+MATCH_RULINGS: dict[str, str] = {SAME_LETTERS: "W2", PLURAL: "W3", TABLE_RULING: "C7"}
 
 
 @dataclass(frozen=True)
@@ -57,6 +76,20 @@ class Invalid:
 
 
 @dataclass(frozen=True)
+class Link(Generic[P]):
+    """Why two players of a matching group match: one edge of the group's spanning tree."""
+
+    a: P
+    b: P
+    reason: str  #: SAME_LETTERS, PLURAL or TABLE_RULING
+    ruling: tuple[str, str] | None = None  #: the table's pair, for TABLE_RULING
+
+    @property
+    def rule(self) -> str:
+        return MATCH_RULINGS[self.reason]
+
+
+@dataclass(frozen=True)
 class RoundResult(Generic[P]):
     case: Case
     scores: dict[P, int]
@@ -65,6 +98,11 @@ class RoundResult(Generic[P]):
     flags: dict[P, list[str]]
     compared: dict[P, str]
     groups: list[list[P]]
+    #: why each group holds together: word comparisons first, a table ruling only where needed
+    links: list[Link[P]] = field(default_factory=list)
+    #: "same thing" rulings that applied to no two counted words of the round
+    unused: list[tuple[str, str]] = field(default_factory=list)
+    house: frozenset[str] = frozenset()  #: the house rules it was scored by (none: official)
 
 
 def check_words(sheet: RoundSheet[P]) -> tuple[dict[P, Invalid], dict[P, list[str]]]:
@@ -100,10 +138,18 @@ def check_words(sheet: RoundSheet[P]) -> tuple[dict[P, Invalid], dict[P, list[st
     return invalid, flags
 
 
-def _groups(sheet: RoundSheet[P], counted: dict[P, str]) -> list[list[P]]:
-    """Matching classes: the same word, or ruled the same thing, closed transitively (C7)."""
+def _groups(
+    sheet: RoundSheet[P], counted: dict[P, str]
+) -> tuple[list[list[P]], list[Link[P]], list[tuple[str, str]]]:
+    """Matching classes: the same word, or ruled the same thing, closed transitively (C7).
+
+    Also why: the links that joined the classes (same word first, so a ruling is cited only where
+    the words alone do not match) and the rulings that applied to no two counted words.
+    """
     keys = [p for p in sheet.players if p in counted]
     parent = {p: p for p in keys}
+    links: list[Link[P]] = []
+    applied: set[int] = set()
 
     def find(p: P) -> P:
         while parent[p] != p:
@@ -111,33 +157,57 @@ def _groups(sheet: RoundSheet[P], counted: dict[P, str]) -> list[list[P]]:
             p = parent[p]
         return p
 
-    def ruled_same(a: str, b: str) -> bool:
-        return any(
-            (same_word(a, x) and same_word(b, y)) or (same_word(a, y) and same_word(b, x))
-            for x, y in sheet.same
-        )
+    def ruling(a: str, b: str) -> int | None:
+        found = None
+        for i, (x, y) in enumerate(sheet.same):
+            if (same_word(a, x) and same_word(b, y)) or (same_word(a, y) and same_word(b, x)):
+                applied.add(i)
+                found = i if found is None else found
+        return found
 
-    for i, a in enumerate(keys):
-        for b in keys[i + 1 :]:
-            wa, wb = counted[a], counted[b]
-            if same_word(wa, wb) or ruled_same(wa, wb):
+    pairs = [(a, b) for i, a in enumerate(keys) for b in keys[i + 1 :]]
+    ruled: list[tuple[P, P, int]] = []
+    for a, b in pairs:
+        wa, wb = counted[a], counted[b]
+        why = same_word_reason(wa, wb)
+        i = ruling(wa, wb)  # also for words already the same: the ruling still applied
+        if why is not None:
+            if find(a) != find(b):
+                links.append(Link(b, a, why))  # the later seat's word, explained by the earlier
                 parent[find(a)] = find(b)
+        elif i is not None:
+            ruled.append((a, b, i))
+    for a, b, i in ruled:
+        if find(a) != find(b):
+            links.append(Link(b, a, TABLE_RULING, sheet.same[i]))
+            parent[find(a)] = find(b)
     classes: dict[P, list[P]] = {}
     for p in keys:
         classes.setdefault(find(p), []).append(p)
-    return list(classes.values())
+    unused = [pair for i, pair in enumerate(sheet.same) if i not in applied]
+    return list(classes.values()), links, unused
 
 
 def _n(k: int, noun: str) -> str:
     return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
 
 
-def score_round(sheet: RoundSheet[P]) -> RoundResult[P]:
-    """Score one round; exactly one case applies, then -3 per invalid word (P5)."""
+def _house_point(points: int, why: str, name: str) -> Point:
+    """A point scored by a house rule: it cites the rule's id, and its sentence names the rule."""
+    return Point(points, f"{why} (house rule {name})", HOUSE_RULES[name].ruling)
+
+
+def score_round(sheet: RoundSheet[P], house: Iterable[str] = frozenset()) -> RoundResult[P]:
+    """Score one round; exactly one case applies, then -3 per invalid word (P5).
+
+    ``house`` names house rules to score by instead of the official reading (docs/RULES.md
+    H1-H3); an unknown name raises :class:`protocol.house.UnknownHouseRule`.
+    """
+    rules = parse_house_rules(house)
     invalid, flags = check_words(sheet)
     compared = {p: normalize(w) for p, w in sheet.summon.items() if p in sheet.players}
     counted = {p: w for p, w in sheet.summon.items() if p in sheet.players and p not in invalid}
-    groups = _groups(sheet, counted)
+    groups, links, unused = _groups(sheet, counted)
     reasons: dict[P, list[Point]] = {p: [] for p in sheet.players}
     s = sheet.stars
     c = sheet.conjurer
@@ -164,26 +234,36 @@ def score_round(sheet: RoundSheet[P]) -> RoundResult[P]:
         for p in matchers:
             reasons[p].append(Point(s, f"matched the conjurer {name(c)}: {_n(s, 'star')}", "P2b"))
         for p in sheet.players:
-            if p in sheet.marked:
+            if p not in sheet.marked:
+                continue
+            if p == c and "crystal-others-only" in rules:
+                why = "your own board held a crystal: the conjurer's earns no point"
+                reasons[p].append(_house_point(0, why, "crystal-others-only"))
+            else:
                 reasons[p].append(Point(1, "your board held a crystal", "P2c"))
         for g in groups:
             if len(g) >= 2 and c not in g:
                 for p in g:
                     others = ", ".join(name(q) for q in g if q != p)
-                    reasons[p].append(
-                        Point(2, f"shared a word other than the conjurer's with {others}", "P2d")
-                    )
+                    why = f"shared a word other than the conjurer's with {others}"
+                    if "pairs-per-star" in rules:
+                        why += f": 2 x {_n(s, 'star')}"
+                        reasons[p].append(_house_point(2 * s, why, "pairs-per-star"))
+                    else:
+                        reasons[p].append(Point(2, why, "P2d"))
     elif any(len(g) >= 2 for g in groups):
         case = "missed-conjurer"
         for g in groups:
             if len(g) >= 2:
                 for p in g:
                     others = ", ".join(name(q) for q in g if q != p)
-                    reasons[p].append(
-                        Point(
-                            2 * s, f"matched {others}, not the conjurer: 2 x {_n(s, 'star')}", "P3"
-                        )
-                    )
+                    why = f"matched {others}, not the conjurer: 2 x {_n(s, 'star')}"
+                    if "missed-per-match" in rules:
+                        why += f" x {_n(len(g), 'player')} who matched"
+                        pt = _house_point(2 * s * len(g), why, "missed-per-match")
+                    else:
+                        pt = Point(2 * s, why, "P3")
+                    reasons[p].append(pt)
     else:
         case = "failed"
 
@@ -198,4 +278,7 @@ def score_round(sheet: RoundSheet[P]) -> RoundResult[P]:
         flags=flags,
         compared=compared,
         groups=[g for g in groups if len(g) >= 2],
+        links=links,
+        unused=unused,
+        house=rules,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from protocol.events import RULE_TEXT
 from protocol.words import same_word
 from server.rules.scoring import RoundResult, RoundSheet, check_words, score_round
@@ -45,5 +47,6 @@ def current_checks(g: Game) -> tuple[dict, dict]:
     return check_words(round_sheet(g))
 
 
-def score_current(g: Game) -> RoundResult[int]:
-    return score_round(round_sheet(g))
+def score_current(g: Game, house: Iterable[str] = frozenset()) -> RoundResult[int]:
+    """The round scored as it stands; ``house`` names house rules (protocol.house) to score by."""
+    return score_round(round_sheet(g), house)

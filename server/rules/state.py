@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from protocol.deck import Card
-from protocol.events import Limits, Phase, PlayerInfo, Variant
+from protocol.events import Limits, Phase, PlayerInfo, Point, Variant
 
 
 @dataclass
@@ -41,6 +41,9 @@ class RoundResultRecord:
     points: dict[int, int]
     invalid: dict[int, str] = field(default_factory=dict)
     reason: str = ""
+    #: Every point's reason (from the RoundScored event), and the summoning words published.
+    reasons: dict[int, tuple[Point, ...]] = field(default_factory=dict)
+    words: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -73,7 +76,11 @@ class Game:
     deck: str = "default"
     spectators: bool = True
     private: bool = False
+    #: The house rules the game is scored by (docs/RULES.md H1-H3); () for the official reading.
+    house_rules: tuple[str, ...] = ()
     kicked: set[int] = field(default_factory=set)
+    #: Seats whose connection the room reported gone (PresenceChanged); the rules ignore it.
+    away: set[int] = field(default_factory=set)
     used: set[int] = field(default_factory=set)
     totals: dict[int, int] = field(default_factory=dict)
     round: Round | None = None
