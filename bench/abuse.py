@@ -76,6 +76,7 @@ from loadlib.players import (  # noqa: E402
     SPELLS,
     SUMMONS,
     LBye,
+    LDeal,
     LError,
     LMsg,
     LSeated,
@@ -114,7 +115,9 @@ class HChat(LMsg, tag="chat"):
 
 
 #: The lean decoder of loadlib.players, with the chat's text (the honest room times chat lines).
-DECODER = msgspec.json.Decoder(LUpdate | LWelcome | LSeated | LError | LBye | LWatching | HChat)
+DECODER = msgspec.json.Decoder(
+    LUpdate | LWelcome | LSeated | LError | LBye | LWatching | HChat | LDeal
+)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -318,6 +321,9 @@ class HonestRoom:
                         st.arrive(p.seat, t)
                 elif type(msg) is LWelcome:
                     p.welcomed.set()
+                elif type(msg) is LDeal:  # the fair deal: every seat adds a random share
+                    seed = os.urandom(32).hex()
+                    await p.ws.send_message(f'{{"type":"deal_seed","seed":"{seed}"}}')
                 elif type(msg) is LSeated:
                     p.code, p.seat = msg.room, msg.seat
                     p.seated.set()

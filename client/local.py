@@ -1,29 +1,43 @@
 """``make play`` (``python -m client.local``): a game against computer players in one command.
 
     python -m client.local [--bots 3] [--variant standard|dark-magic] [--port P]
-                           [--replays DIR] [--name NAME]
+                           [--replays DIR] [--name NAME] [--resume | --new]
 
 What it does, in order:
 
-1. picks the port: ``--port``, else 8765 when it is free, else any free one (0);
-2. starts ``conjure serve --host 0.0.0.0 --port P --replays DIR`` as a child process (all
+1. looks for your unfinished game from an earlier run (``local-game.json`` in the client state
+   directory, ``$CONJURE_STATE_DIR`` or the default; see :class:`LastGame`): its log must still
+   be in ``--replays`` and its seat token in the state directory. If there is one it asks
+   whether to resume it (``--resume`` / ``--new`` answer beforehand; without a terminal the
+   answer is yes);
+2. picks the port: ``--port``, else the old game's port or 8765 when free, else any free one;
+3. starts ``conjure serve --host 0.0.0.0 --port P --replays DIR`` as a child process (all
    interfaces, so friends on the LAN can join; everything here talks to it on 127.0.0.1) and waits
-   for its ``listening on`` line;
-3. creates a room as the person at the keyboard (Hello + CreateRoom, name from ``--name``,
-   ``$CONJURE_NAME`` or the login name) and saves the seat token in the client state directory
-   (``$CONJURE_STATE_DIR`` or the default) for ``ws://127.0.0.1:P``;
-4. starts ``conjure bot ws://127.0.0.1:P --room CODE --count N`` as a child process and waits
-   until the N bots are seated (holding the host's connection open meanwhile);
-5. runs the terminal client, ``conjure play ws://127.0.0.1:P --room CODE --name NAME``, in the
+   for its ``listening on`` line. A server started on the same ``replays/`` brings the unfinished
+   game back from its log, in the same room;
+4. a new game: creates a room as the person at the keyboard (name from ``--name``,
+   ``$CONJURE_NAME`` or the login name) and saves the seat token in the state directory for
+   ``ws://127.0.0.1:P``; a resumed game: takes the saved seat back (its token moved to the new
+   address if the port changed);
+5. starts ``conjure bot ws://127.0.0.1:P --room CODE --count N --state-dir STATE/local-bots`` as
+   a child process and waits until the N bots are seated (holding the person's connection open
+   meanwhile). The bots keep their seat tokens and summoning secrets in that directory, so on a
+   resume the same bots (``--name`` of each saved bot) take their own seats back;
+6. runs the terminal client, ``conjure play ws://127.0.0.1:P --room CODE --name NAME``, in the
    foreground (in this process): it resumes the saved seat, so the person is the host and
    presses ``s`` to start; friends can join first with the line printed before the screen opens
-   (and shown in the lobby when the client honours ``$CONJURE_SHARE_URL``).
+   (and shown in the lobby: ``$CONJURE_SHARE_URL``). The client also gets
+   ``$CONJURE_LOCAL_SERVER=1`` (quitting stops this server: it asks first when other people are
+   seated) and ``$CONJURE_LOCAL_BOTS``, the public player ids of the computer players
+   (comma-separated), so it can tell the people at the table from the bots.
 
-Quitting the client stops the bots, then the server (each in its own process group: SIGTERM,
-then SIGKILL after a timeout), also when this program gets SIGINT, SIGTERM or SIGHUP. On Linux
-the children also get SIGTERM should this process die without cleaning up. The server's and the
-bots' output, and a ``pids`` file, are in a fresh ``conjure-play-*`` directory under the temporary
-directory; the end of the run says where, and where the game's log went.
+When the client exits, a look at the room (as a spectator, else with the seat's token) tells which
+game this was and whether it is over; the server and the bots keep running until then. An
+unfinished game is remembered for the next run; the exit summary names this game's log. Then the
+bots and the server are stopped (each in its own process group: SIGTERM, then SIGKILL after a
+timeout), also when this program gets SIGINT, SIGTERM or SIGHUP. On Linux the children also get
+SIGTERM should this process die without cleaning up. The server's and the bots' output, and a
+``pids`` file, are in a fresh ``conjure-play-*`` directory under the temporary directory.
 """
 
 from __future__ import annotations
@@ -31,6 +45,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import getpass
+import json
 import os
 import re
 import signal
@@ -39,12 +54,27 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
+
+from client.statefile import StateDir, write_private
 
 DEFAULT_PORT = 8765
 SERVER_START_TIMEOUT = 30.0
 BOTS_SEATED_TIMEOUT = 60.0
+LOOK_TIMEOUT = 5.0
 STOP_TIMEOUT = 5.0
+CLIENT_NAME = "conjure-local/0.1"
+#: In the client state directory: the unfinished game of the last run.
+LAST_GAME_FILE = "local-game.json"
+#: Under the client state directory: the computer players' own state (seat tokens, secrets).
+BOTS_STATE_DIR = "local-bots"
+#: What the client is told (environment variables it reads).
+ENV_LOCAL_SERVER = "CONJURE_LOCAL_SERVER"
+ENV_LOCAL_BOTS = "CONJURE_LOCAL_BOTS"
+ENV_SHARE_URL = "CONJURE_SHARE_URL"
 
 
 class Stopped(Exception):
@@ -61,6 +91,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--replays", type=Path, default=Path("replays"), help="game logs (default replays/)"
     )
     parser.add_argument("--name", help="your name at the table (default $CONJURE_NAME or login)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--resume", action="store_true", help="resume your unfinished game without asking"
+    )
+    which.add_argument(
+        "--new", action="store_true", help="start a new game even if one is unfinished"
+    )
 
 
 def player_name(given: str | None) -> str:
@@ -82,10 +119,17 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def pick_port(requested: int | None) -> int:
+def pick_port(requested: int | None, earlier: int | None = None) -> int:
     if requested is not None:
         return requested
-    return DEFAULT_PORT if port_is_free(DEFAULT_PORT) else 0
+    for port in (earlier, DEFAULT_PORT):
+        if port and port_is_free(port):
+            return port
+    return 0
+
+
+def local_url(port: int) -> str:
+    return f"ws://127.0.0.1:{port}"
 
 
 def conjure_command(*args: str) -> list[str]:
@@ -160,89 +204,290 @@ def wait_listening(proc: subprocess.Popen, log: Path, timeout: float) -> int:
     raise RuntimeError(f"the server did not say 'listening on' within {timeout:g} s")
 
 
-async def create_room(
+# ------------------------------------------------------------------ the last game
+
+
+@dataclass
+class LastGame:
+    """``local-game.json``: the game a run of ``make play`` left unfinished.
+
+    ``{"version": 1, "url": "ws://127.0.0.1:8765", "room": "ABCD", "name": "Ann",
+    "game_id": "...", "replays": "/abs/replays", "round": 2, "rounds": 4,
+    "players": ["Ann", "Ada", "Basil", "Cleo"], "saved_at": 1767225600.0}``. The seat token
+    itself stays in ``secrets.json`` (:mod:`client.statefile`), the bots' in ``local-bots/``.
+    """
+
+    url: str
+    room: str
+    name: str
+    game_id: str
+    replays: str
+    round: int = 0
+    rounds: int = 0
+    players: list[str] = field(default_factory=list)
+
+    @property
+    def port(self) -> int | None:
+        found = re.search(r":(\d+)$", self.url)
+        return int(found.group(1)) if found else None
+
+    @property
+    def log(self) -> Path:
+        return Path(self.replays) / f"{self.game_id}.jsonl"
+
+    def question(self) -> str:
+        where = f"round {self.round} of {self.rounds}" if self.rounds else "started"
+        others = [p for p in self.players if p != self.name]
+        people = f", with {_names(others)}" if others else ""
+        return f"Your game in room {self.room} is unfinished ({where}{people}). Resume it? [Y/n] "
+
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def last_game_path(store: StateDir) -> Path:
+    return store.path / LAST_GAME_FILE
+
+
+def load_last_game(store: StateDir, replays: Path) -> LastGame | None:
+    """The unfinished game to offer: remembered, its log still in ``replays``, its seat saved."""
+    try:
+        data = json.loads(last_game_path(store).read_bytes())
+        data.pop("version", None)
+        data.pop("saved_at", None)
+        last = LastGame(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+    if Path(last.replays) != replays.resolve() or not last.log.is_file():
+        return None
+    if store.load_seat(last.url, last.room) is None:
+        return None
+    return last
+
+
+def save_last_game(store: StateDir, last: LastGame) -> None:
+    data = {"version": 1, **asdict(last), "saved_at": time.time()}
+    write_private(last_game_path(store), json.dumps(data, indent=1).encode() + b"\n")
+
+
+def forget_last_game(store: StateDir) -> None:
+    with contextlib.suppress(OSError):
+        last_game_path(store).unlink()
+
+
+def want_resume(last: LastGame | None, args: argparse.Namespace) -> bool:
+    if last is None:
+        if args.resume:
+            print("There is no unfinished game to resume; starting a new one.")
+        return False
+    if args.new or args.resume:
+        return bool(args.resume)
+    if not sys.stdin.isatty():
+        return True
+    try:
+        answer = input(last.question())
+    except EOFError:
+        return True
+    return answer.strip().lower() in ("", "y", "yes")
+
+
+def move_seat(store: StateDir, old_url: str, new_url: str, room: str) -> dict[str, Any] | None:
+    """The person's saved seat for ``room``, saved under ``new_url`` too (same server, restarted
+    on another port)."""
+    entry = store.load_seat(old_url, room)
+    if entry is not None and old_url != new_url:
+        store.save_seat(
+            new_url,
+            room,
+            seat=entry.get("seat", 0),
+            player_id=entry.get("player_id", ""),
+            token=entry["token"],
+            name=entry.get("name", ""),
+        )
+    return entry
+
+
+# ------------------------------------------------------------------ talking to the server
+
+
+def _seated(view) -> int:
+    return sum(1 for p in view.players if p.connected and not p.kicked)
+
+
+async def _until_seated(link, done: Callable[[Any], bool], proc, timeout: float) -> None:
+    """Read updates until ``done(view)``; RuntimeError if the bots' process ended first or
+    they did not sit down in time."""
+    import trio
+
+    from protocol import messages as m
+
+    with trio.move_on_after(timeout):
+        while True:
+            with trio.move_on_after(0.5):
+                msg = await link.recv()
+                if isinstance(msg, m.Update) and done(msg.view):
+                    return
+            if proc is not None and proc.poll() is not None:
+                raise RuntimeError("the computer players stopped at once")
+    raise RuntimeError(f"the computer players did not sit down within {timeout:g} s")
+
+
+async def _bots_saved(bots_store: StateDir, url: str, room: str, count: int) -> None:
+    """Wait (briefly) until ``count`` bots have saved their seats: their ids are read there."""
+    import trio
+
+    from client.bots.player import saved_bots
+
+    for _ in range(50):
+        if len(await trio.to_thread.run_sync(saved_bots, bots_store, url, room)) >= count:
+            return
+        await trio.sleep(0.1)
+
+
+async def host_new_room(
     url: str,
     name: str,
     variant: str,
     bots: int,
-    start_bots,
-    state_dir: str | None,
+    start_bots: Callable[[str, list[str]], subprocess.Popen],
+    store: StateDir,
+    bots_store: StateDir,
     timeout: float = BOTS_SEATED_TIMEOUT,
 ) -> str:
     """Create the room as the person, save the seat, start the bots, wait until they sit."""
     import trio
 
-    got: dict[str, str] = {}
-
-    async def stop_on_signal(signals, cancel) -> None:
-        async for _ in signals:
-            cancel.cancel()
-            return
-
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(stop_on_signal, signals, nursery.cancel_scope)
-            await _host_exchange(url, name, variant, bots, start_bots, state_dir, timeout, got)
-            nursery.cancel_scope.cancel()
-    if "room" not in got:
-        raise Stopped()
-    return got["room"]
-
-
-async def _host_exchange(
-    url: str,
-    name: str,
-    variant: str,
-    bots: int,
-    start_bots,
-    state_dir: str | None,
-    timeout: float,
-    got: dict[str, str],
-) -> None:
-    import trio
-    from trio_websocket import open_websocket_url
-
-    from client.statefile import StateDir
+    from client import wire
     from protocol import messages as m
 
-    ws = None
-    try:
-        async with open_websocket_url(url, connect_timeout=10, disconnect_timeout=2) as ws:
-
-            async def receive():
-                with trio.fail_after(timeout):
-                    return m.server_decoder.decode(await ws.get_message())
-
-            async def send(msg: m.ClientMsg) -> None:
-                await ws.send_message(m.encoder.encode(msg).decode())
-
-            await send(m.Hello(protocol=m.PROTOCOL_VERSION, client="conjure-local/0.1"))
-            settings = m.RoomSettings(variant=variant)  # type: ignore[arg-type]
-            await send(m.CreateRoom(name=name, settings=settings))
-            while not isinstance(msg := await receive(), m.Seated):
-                if isinstance(msg, m.Error):
-                    raise RuntimeError(f"could not create a room: {msg.message}")
-            StateDir(state_dir).save_seat(
-                url, msg.room, seat=msg.seat, player_id=msg.player_id, token=msg.token, name=name
+    async with wire.connect(url, client=CLIENT_NAME) as link:
+        settings = m.RoomSettings(variant=variant)  # type: ignore[arg-type]
+        try:
+            seated = await link.create(name, settings)
+        except wire.Refused as refusal:
+            raise RuntimeError(f"could not create a room: {refusal}") from None
+        await trio.to_thread.run_sync(
+            lambda: store.save_seat(
+                url,
+                seated.room,
+                seat=seated.seat,
+                player_id=seated.player_id,
+                token=seated.token,
+                name=name,
             )
-            proc = start_bots(msg.room) if bots else None
-            with trio.fail_after(timeout):
+        )
+        proc = start_bots(seated.room, []) if bots else None
+        await _until_seated(link, lambda v: _seated(v) >= 1 + bots, proc, timeout)
+        await _bots_saved(bots_store, url, seated.room, bots)
+        # Leaving the block closes the socket: the seat stays for the terminal client (no Leave).
+    return seated.room
+
+
+async def rejoin_game(
+    url: str,
+    last: LastGame,
+    start_bots: Callable[[str, list[str]], subprocess.Popen],
+    store: StateDir,
+    bots_store: StateDir,
+    timeout: float = BOTS_SEATED_TIMEOUT,
+) -> str:
+    """Take the person's seat of ``last`` back, start its bots with their own names (they
+    resume their seats by their tokens), wait until they sit. RuntimeError if the seat is gone."""
+    import trio
+
+    from client import wire
+    from client.bots.player import move_bot_seats, saved_bots
+
+    def carry() -> tuple[dict[str, Any] | None, list[dict]]:
+        entry = move_seat(store, last.url, url, last.room)
+        move_bot_seats(bots_store, last.url, url, last.room)
+        return entry, saved_bots(bots_store, url, last.room)
+
+    entry, bots = await trio.to_thread.run_sync(carry)
+    if entry is None:
+        raise RuntimeError(f"your seat in room {last.room} is no longer saved")
+    async with wire.connect(url, client=CLIENT_NAME) as link:
+        try:
+            await link.resume(last.room, entry["token"])
+        except wire.Refused as refusal:
+            raise RuntimeError(f"could not resume room {last.room}: {refusal}") from None
+        ids = {b.get("player_id") for b in bots}
+        proc = start_bots(last.room, [b["name"] for b in bots]) if bots else None
+
+        def back(view) -> bool:
+            waiting = [p for p in view.players if p.id in ids and not p.kicked]
+            return all(p.connected for p in waiting)
+
+        await _until_seated(link, back, proc, timeout)
+    return last.room
+
+
+async def look_at_room(url: str, room: str, token: str | None, timeout: float = LOOK_TIMEOUT):
+    """The room's view as it is now (None if it cannot be seen): as a spectator, or else with
+    the seat's token (the client has exited, so nobody is replaced)."""
+    import trio
+
+    from client import wire
+    from protocol import messages as m
+
+    with trio.move_on_after(timeout):
+        try:
+            async with wire.connect(url, client=CLIENT_NAME) as link:
+                try:
+                    await link.watch(room)
+                except wire.Refused:
+                    if token is None:
+                        return None
+                    await link.resume(room, token)
                 while True:
-                    update = await receive()
-                    if proc is not None and proc.poll() is not None:
-                        raise RuntimeError("the computer players stopped at once")
-                    if isinstance(update, m.Update) and _seated(update.view) >= 1 + bots:
-                        break
-            got["room"] = msg.room
-            # Closing the socket keeps the seat for the terminal client (never send Leave).
-    finally:
-        if ws is not None:
-            with trio.CancelScope(shield=True), contextlib.suppress(Exception):
-                await ws._stream.aclose()  # see tests/wsclient.py close_socket
+                    msg = await link.recv()
+                    if isinstance(msg, m.Update):
+                        return msg.view
+        except (OSError, wire.Refused, wire.ProtocolProblem):
+            return None
+        except Exception as exc:  # a closed connection: nothing to look at
+            if not wire.expected(exc):
+                raise
+            return None
+    return None
 
 
-def _seated(view) -> int:
-    return sum(1 for p in view.players if p.connected and not p.kicked)
+def run_trio(fn, *args):
+    """``trio.run(fn, *args)``, stopped (Stopped) by SIGTERM or SIGHUP; a failure to talk to
+    the server comes out as RuntimeError with a short reason."""
+    import trio
+
+    from client import wire
+
+    result: list = []
+
+    async def main() -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+            async with trio.open_nursery() as nursery:
+
+                async def stop_on_signal() -> None:
+                    async for _ in signals:
+                        nursery.cancel_scope.cancel()
+                        return
+
+                nursery.start_soon(stop_on_signal)
+                result.append(await fn(*args))
+                nursery.cancel_scope.cancel()
+
+    try:
+        trio.run(main)
+    except BaseExceptionGroup as group:
+        found = list(wire.leaves(group))
+        if len(found) != 1:
+            raise
+        exc = found[0]
+        if isinstance(exc, Exception) and not isinstance(exc, RuntimeError) and wire.expected(exc):
+            raise RuntimeError(f"cannot talk to the server ({wire.describe(exc)})") from exc
+        raise exc from None
+    if not result:
+        raise Stopped()
+    return result[0]
 
 
 def lan_urls(port: int) -> list[str]:
@@ -251,12 +496,21 @@ def lan_urls(port: int) -> list[str]:
     return [f"ws://{url_host(a)}:{port}" for a in addresses_for("0.0.0.0") if a != "127.0.0.1"]
 
 
-def newest_logs(replays: Path, since: float) -> list[Path]:
-    try:
-        found = [p for p in replays.glob("*.jsonl") if p.stat().st_mtime >= since - 1]
-    except OSError:
-        return []
-    return sorted(found, key=lambda p: p.stat().st_mtime)
+def bot_ids(bots_store: StateDir, url: str, room: str) -> list[str]:
+    from client.bots.player import saved_bots
+
+    return [str(b.get("player_id")) for b in saved_bots(bots_store, url, room)]
+
+
+def summary(view, replays: Path, game_id: str | None) -> list[str]:
+    """The lines about this run's game: its log, and whether it can be resumed."""
+    if game_id is None:
+        return ["No game was started."] if view is not None else []
+    log = replays / f"{game_id}.jsonl"
+    lines = [f"Game log: {log}", f"  check every point with: conjure replay {log}"]
+    if view is not None and view.phase != "over":
+        lines.append("The game is unfinished: run make play again to resume it.")
+    return lines
 
 
 def _raise_stopped(signum, frame) -> None:
@@ -273,43 +527,64 @@ def main(argv: list[str] | None = None) -> int:
         print("make play: --bots must be between 0 and 7", file=sys.stderr)
         return 2
     name = player_name(args.name)
-    state_dir = os.environ.get("CONJURE_STATE_DIR") or None
-    started = time.time()
+    store = StateDir(os.environ.get("CONJURE_STATE_DIR") or None)
+    bots_store = StateDir(store.path / BOTS_STATE_DIR)
+    replays = args.replays.resolve()
     workdir = Path(tempfile.mkdtemp(prefix="conjure-play-"))
     children = Children(workdir)
     server_log, bots_log = workdir / "server.log", workdir / "bots.log"
     old = {sig: signal.signal(sig, _raise_stopped) for sig in (signal.SIGTERM, signal.SIGHUP)}
     code = 0
+    url: str | None = None
+    room: str | None = None
+    last: LastGame | None = None
     try:
-        port = pick_port(args.port)
+        last = load_last_game(store, replays)
+        if not want_resume(last, args):
+            last = None
+        port = pick_port(args.port, last.port if last is not None else None)
         print(f"Starting a Conjure server (log: {server_log}) ...", flush=True)
         server = children.start(
             "server",
             conjure_command(
-                "serve", "--host", "0.0.0.0", "--port", str(port), "--replays", str(args.replays)
+                "serve", "--host", "0.0.0.0", "--port", str(port), "--replays", str(replays)
             ),
             server_log,
         )
         port = wait_listening(server, server_log, SERVER_START_TIMEOUT)
-        url = f"ws://127.0.0.1:{port}"
+        url = local_url(port)
 
-        def start_bots(room: str) -> subprocess.Popen:
+        def start_bots(code_: str, names: list[str]) -> subprocess.Popen:
+            count = len(names) or args.bots
             cmd = conjure_command(
-                "bot", url, "--room", room, "--count", str(args.bots), "--log", str(bots_log)
-            )
+                "bot", url or "", "--room", code_, "--count", str(count), "--log", str(bots_log),
+                "--state-dir", str(bots_store.path),
+                *(["--name", *names] if names else []),
+            )  # fmt: skip
             return children.start("bots", cmd, bots_log)
 
-        import trio
-
-        print(f"Creating a room for {name} and seating {args.bots} computer players ...")
-        room = trio.run(create_room, url, name, args.variant, args.bots, start_bots, state_dir)
+        if last is not None:
+            print(f"Resuming room {last.room} and bringing its computer players back ...")
+            try:
+                room = run_trio(rejoin_game, url, last, start_bots, store, bots_store)
+                name = last.name
+            except RuntimeError as exc:
+                print(f"make play: {exc}; starting a new game instead.")
+                forget_last_game(store)
+                last = None
+        if room is None:
+            print(f"Creating a room for {name} and seating {args.bots} computer players ...")
+            room = run_trio(
+                host_new_room, url, name, args.variant, args.bots, start_bots, store, bots_store
+            )
         lans = lan_urls(port)
         share = lans[0] if lans else url
         print(f"Room {room}. Friends on your network join with:")
         for u in lans or [url]:
             print(f"  conjure play {u} --room {room} --name THEIRNAME")
-        os.environ["CONJURE_SHARE_URL"] = share
-        os.environ["CONJURE_LOCAL_SERVER"] = "1"
+        os.environ[ENV_SHARE_URL] = share
+        os.environ[ENV_LOCAL_SERVER] = "1"
+        os.environ[ENV_LOCAL_BOTS] = ",".join(bot_ids(bots_store, url, room))
         from client.cli import main as conjure
 
         code = conjure(["play", url, "--room", room, "--name", name])
@@ -323,16 +598,56 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)  # let nothing interrupt the clean-up
+        lines = _remember(store, url, room, name, replays, last)
         children.stop_all()
         print("Stopped the server and the computer players.")
         print(f"Server and bot output: {workdir}")
-        for log in newest_logs(args.replays, started):
-            print(f"Game log: {log}")
-            print(f"  check every point with: conjure replay {log}")
+        for line in lines:
+            print(line)
         for sig, handler in old.items():
             signal.signal(sig, handler)
         signal.signal(signal.SIGINT, signal.default_int_handler)
     return code
+
+
+def _remember(
+    store: StateDir,
+    url: str | None,
+    room: str | None,
+    name: str,
+    replays: Path,
+    last: LastGame | None,
+) -> list[str]:
+    """Look at this run's room (the server still runs), remember an unfinished game for the next
+    run, forget a finished one; the summary lines."""
+    if url is None or room is None:
+        return []
+    import trio
+
+    seat = store.load_seat(url, room)
+    token = seat["token"] if seat is not None else None
+    try:
+        view = trio.run(look_at_room, url, room, token)
+    except Exception:  # the summary is not worth failing the clean-up for
+        view = None
+    game_id = view.game_id if view is not None else (last.game_id if last is not None else None)
+    if view is not None and view.game_id is not None and view.phase != "over" and token:
+        save_last_game(
+            store,
+            LastGame(
+                url=url,
+                room=room,
+                name=(seat or {}).get("name") or name,
+                game_id=view.game_id,
+                replays=str(replays),
+                round=view.round,
+                rounds=view.rounds,
+                players=[p.name for p in view.players if not p.kicked],
+            ),
+        )
+    elif view is not None or last is None:
+        forget_last_game(store)
+    return summary(view, replays, game_id)
 
 
 if __name__ == "__main__":

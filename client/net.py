@@ -1,107 +1,39 @@
 """The client's connection: connect, say hello, join, pump messages, reconnect with backoff.
 
 Runs on Trio (inside the UI's guest run). The :class:`~client.session.Session` decides what to
-send on (re)connection and what every server message means; this module only moves bytes and
-keeps retrying: exponential backoff (1 s doubling to 20 s, with jitter) after every loss, a
-WebSocket ping every 15 s so a dead link is noticed, and a banner in the session meanwhile. It
-stops for good when a wss:// server's certificate is refused (:mod:`client.pins`): retrying
-cannot change the certificate.
+send on (re)connection and what every server message means; this module moves messages through
+the one protocol client (:mod:`client.wire`) and keeps the link up: a WebSocket ping every 15 s
+so a dead link is noticed, and after a loss a retry with backoff (1 s doubling, with jitter) and
+a banner in the session meanwhile.
+
+Retrying is bounded: after :data:`~client.wire.GIVE_UP_AFTER` tries in a row that never got a
+seat back, it calls ``session.on_gave_up(line)`` with one line that fits 80 columns ("Cannot reach
+ws://127.0.0.1:9999 (connection refused)") and waits for ``session.retry`` (a ``trio.Event``)
+before trying again from the start. A Session without that pair is retried as before, every
+20 s. A refused join (a wrong room code, name or password) is handed to the Session as the
+error it is and never retried here: the connection stays open for the person's next try. It
+stops for good when a wss:// server's certificate is refused (:mod:`client.pins`) or the server
+speaks another protocol version: retrying cannot change either.
 """
 
 from __future__ import annotations
 
-import random
-import ssl
 import traceback
 from collections.abc import Callable
 
-import msgspec
 import trio
-from trio_websocket import (
-    ConnectionClosed,
-    ConnectionRejected,
-    HandshakeError,
-)
 
-from client.pins import CertificateRefused, Trust, open_websocket, refused
+from client import wire
+from client.pins import Trust, refused
 from client.session import Session
-from protocol.messages import (
-    PROTOCOL_VERSION,
-    Bye,
-    ClientMsg,
-    Hello,
-    Welcome,
-    encoder,
-    server_decoder,
-)
+from client.wire import Backoff, describe
+from protocol.messages import Bye, ClientMsg, ServerMsg
+
+__all__ = ["CLIENT_NAME", "Backoff", "Connection", "describe"]
 
 CLIENT_NAME = "conjure-play/0.1"
 PING_EVERY = 15.0
 PING_TIMEOUT = 15.0
-CONNECT_TIMEOUT = 10.0
-
-
-class Backoff:
-    """1, 2, 4, ... seconds up to ``cap``, each scaled by a random factor in [0.75, 1.25)."""
-
-    def __init__(self, first: float = 1.0, cap: float = 20.0, rng: random.Random | None = None):
-        self.first = first
-        self.cap = cap
-        self.attempt = 0
-        self.rng = rng or random.Random()
-
-    def next(self) -> float:
-        base = min(self.cap, self.first * (2**self.attempt))
-        self.attempt += 1
-        return base * (0.75 + self.rng.random() / 2)
-
-    def reset(self) -> None:
-        self.attempt = 0
-
-
-def describe(exc: BaseException) -> str:
-    """A short human reason for a lost or refused connection."""
-    if isinstance(exc, BaseExceptionGroup):
-        leaves = list(_leaves(exc))
-        if leaves:
-            return describe(leaves[0])
-    if isinstance(exc, ConnectionRejected):
-        return f"refused by the server (HTTP {exc.status_code})"
-    if isinstance(exc, ConnectionClosed):
-        reason = exc.reason
-        if reason is not None and reason.reason:
-            return f"closed: {reason.reason}"
-        return "closed by the server"
-    if isinstance(exc, HandshakeError):
-        cause = exc.__cause__ or exc.__context__
-        if cause is not None and not isinstance(cause, HandshakeError):
-            return describe(cause)
-        return "handshake failed"
-    if isinstance(exc, trio.TooSlowError):
-        return "no answer from the server"
-    if isinstance(exc, CertificateRefused):
-        return str(exc)
-    if isinstance(exc, ssl.SSLError):
-        return f"TLS error: {exc.reason or exc}"
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(exc, OSError):
-        return exc.strerror or str(exc) or type(exc).__name__
-    if isinstance(exc, ProtocolProblem):
-        return str(exc)
-    return str(exc) or type(exc).__name__
-
-
-def _leaves(group: BaseExceptionGroup):
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            yield from _leaves(exc)
-        else:
-            yield exc
-
-
-class ProtocolProblem(Exception):
-    pass
 
 
 class Connection:
@@ -122,10 +54,12 @@ class Connection:
         self.outgoing = outgoing
         self.notify = notify
         self.trust = trust
-        self.backoff = backoff or Backoff()
+        self.backoff = backoff or Backoff(tries=wire.GIVE_UP_AFTER)
         self.connections = 0
-        #: Why the server's certificate was refused (then the loop stopped), if it was.
+        #: Why the loop stopped for good (a refused certificate, another protocol), if it did.
         self.refused: str | None = None
+        #: How many times the server could not be reached after every try (on_gave_up calls).
+        self.gave_up = 0
         self._cancel: trio.CancelScope | None = None
 
     def drop(self) -> None:
@@ -151,11 +85,11 @@ class Connection:
                         raise cancelled from None
                 reason = describe(exc)
                 exc_seen = exc
-                if refused(exc) is not None:
-                    self.refused = reason  # retrying cannot change the certificate
+                if refused(exc) is not None or _other_protocol(exc):
+                    self.refused = reason  # retrying cannot change the certificate or version
                     self.session.ended = reason
                     self.session.add_feed(reason, "error")  # whole: the status line cuts it
-                if not _expected(exc):
+                if not wire.expected(exc):
                     self.session.store.log(
                         "connection failed unexpectedly:\n"
                         + "".join(traceback.format_exception(exc))
@@ -165,7 +99,7 @@ class Connection:
             bye = self.session.bye_reason
             if bye is not None:
                 self.session.bye_reason = None
-                if _close_code(exc_seen) in (None, 1000):
+                if wire.close_code(exc_seen) in (None, 1000):
                     self.session.ended = bye  # left, removed, replaced: do not come back
                 else:
                     reason = f"the server went away: {bye}"
@@ -174,93 +108,88 @@ class Connection:
                 self.notify()
                 return
             delay = self.backoff.next()
+            if delay is None:
+                if await self._give_up(reason):
+                    continue
+                delay = self.backoff.cap
             self.session.on_disconnected(reason, delay)
             self.notify()
             await trio.sleep(delay)
 
+    async def _give_up(self, reason: str) -> bool:
+        """Tell the Session the server cannot be reached and wait until it asks to retry;
+        False if the Session has no ``on_gave_up``/``retry`` (then retrying goes on)."""
+        s = self.session
+        self.session.on_disconnected(reason, None)
+        on_gave_up = getattr(s, "on_gave_up", None)
+        if on_gave_up is None:
+            return False
+        self.gave_up += 1
+        on_gave_up(wire.gave_up_line(self.url, reason))
+        self.notify()
+        retry = getattr(s, "retry", None)  # read after the call: it may make a fresh one
+        if not isinstance(retry, trio.Event):
+            return False
+        await retry.wait()
+        self.backoff.reset()
+        return True
+
     async def _once(self) -> None:
         s = self.session
-        async with open_websocket(
-            self.url,
-            self.trust,
-            connect_timeout=CONNECT_TIMEOUT,
-            disconnect_timeout=2,
-            max_message_size=2**22,
-        ) as ws:
-            await ws.send_message(
-                encoder.encode(Hello(protocol=PROTOCOL_VERSION, client=CLIENT_NAME)).decode()
-            )
-            with trio.fail_after(CONNECT_TIMEOUT):
-                first = self._decode(await ws.get_message())
+        async with wire.connect(
+            self.url, trust=self.trust, strict=False, on_undecodable=self._bad
+        ) as link:
+            first = await link.greet(CLIENT_NAME)
             if isinstance(first, Bye):
-                s.on_message(first)
+                self._deliver(first)
                 return
-            if not isinstance(first, Welcome):
-                s.on_message(first)
-                raise ProtocolProblem("the server did not say welcome")
+            welcome = wire.welcomed(first)  # Refused: the reason run() shows
             self.connections += 1
-            for msg in s.on_connected(first):
+            for msg in s.on_connected(welcome):
                 s.sent.append(msg)
-                await ws.send_message(encoder.encode(msg).decode())
+                if wire.is_seat_request(msg):
+                    try:
+                        answer: ServerMsg = await link.request_seat(msg)
+                    except wire.Refused as refusal:
+                        answer = refusal.error  # the session shows the form; no retry here
+                    self._deliver(answer)
+                else:
+                    await link.send(msg)
             self.notify()
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._writer, ws)
-                nursery.start_soon(self._pinger, ws)
+                nursery.start_soon(self._writer, link)
+                nursery.start_soon(self._pinger, link)
                 while True:
-                    raw = await ws.get_message()
-                    msg = self._decode(raw)
-                    if msg is None:
-                        continue
-                    try:
-                        s.on_message(msg)
-                    except Exception:
-                        s.store.log("error handling a server message:\n" + traceback.format_exc())
-                        s.say("error", f"Internal error; details in {s.store.log_path}.")
-                    if s.joined:
-                        self.backoff.reset()
-                    self.notify()
+                    self._deliver(await link.recv())
                     # After a Bye keep reading: the close code tells whether to come back.
 
-    def _decode(self, raw: str | bytes):
+    def _deliver(self, msg: ServerMsg) -> None:
+        s = self.session
         try:
-            return server_decoder.decode(raw)
-        except msgspec.DecodeError as exc:
-            self.session.store.log(f"undecodable server message ({exc}): {str(raw)[:500]!r}")
-            return None
+            s.on_message(msg)
+        except Exception:
+            s.store.log("error handling a server message:\n" + traceback.format_exc())
+            s.say("error", f"Internal error; details in {s.store.log_path}.")
+        if s.joined:
+            self.backoff.reset()
+        self.notify()
 
-    async def _writer(self, ws) -> None:
+    def _bad(self, raw: str | bytes, exc: Exception) -> None:
+        self.session.store.log(f"undecodable server message ({exc}): {str(raw)[:500]!r}")
+
+    async def _writer(self, link: wire.Link) -> None:
         async for msg in self.outgoing:
-            await ws.send_message(encoder.encode(msg).decode())
+            await link.send(msg)
 
-    async def _pinger(self, ws) -> None:
+    async def _pinger(self, link: wire.Link) -> None:
         while True:
             await trio.sleep(PING_EVERY)
             with trio.fail_after(PING_TIMEOUT):
-                await ws.ping()
+                await link.ws.ping()
 
 
-def _close_code(exc: BaseException | None) -> int | None:
-    if exc is None:
-        return None
-    leaves = list(_leaves(exc)) if isinstance(exc, BaseExceptionGroup) else [exc]
-    for leaf in leaves:
-        if isinstance(leaf, ConnectionClosed) and leaf.reason is not None:
-            return leaf.reason.code
-    return None
-
-
-def _expected(exc: BaseException) -> bool:
-    if isinstance(exc, BaseExceptionGroup):
-        return all(_expected(e) for e in _leaves(exc))
-    return isinstance(
-        exc,
-        (
-            ConnectionClosed,
-            HandshakeError,
-            OSError,
-            trio.TooSlowError,
-            ProtocolProblem,
-            trio.BrokenResourceError,
-            trio.ClosedResourceError,
-        ),
+def _other_protocol(exc: BaseException) -> bool:
+    return any(
+        isinstance(leaf, wire.Refused) and leaf.code == "protocol_version"
+        for leaf in wire.leaves(exc)
     )

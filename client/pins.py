@@ -1,4 +1,4 @@
-"""Which wss:// servers this client trusts, and the connection that checks before it speaks.
+"""Which wss:// servers this client trusts, and the TLS stream that checks before it speaks.
 
 A friend's server usually has a certificate of its own (``conjure serve --tls-self-signed``) that no
 certificate authority vouches for, so the client does what ssh does: it pins the certificate's
@@ -30,14 +30,12 @@ import json
 import os
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import trio
-from trio_websocket import WebSocketConnection, open_websocket_url, wrap_client_stream
 
 from client.statefile import default_state_dir, write_private
 from protocol.fingerprint import fingerprint, parse_fingerprint, same_fingerprint
@@ -293,75 +291,3 @@ async def open_tls(host: str, port: int, trust: Trust) -> trio.SSLStream:
         await trio.aclose_forcefully(tls)
         raise
     return tls
-
-
-@contextlib.asynccontextmanager
-async def open_websocket(
-    url: str,
-    trust: Trust | None = None,
-    *,
-    connect_timeout: float,
-    disconnect_timeout: float,
-    max_message_size: int,
-    message_queue_size: int = 1,
-) -> AsyncIterator[WebSocketConnection]:
-    """Like ``trio_websocket.open_websocket_url``, but a wss:// server's certificate is judged by
-    ``trust`` (default: the user's state directory) before the WebSocket handshake starts.
-
-    ws:// goes straight to ``open_websocket_url``. A failure inside the block comes out as itself,
-    not wrapped in an exception group (as with ``open_websocket_url``)."""
-    parts = urlsplit(url)
-    if parts.scheme != "wss":
-        async with open_websocket_url(
-            url,
-            connect_timeout=connect_timeout,
-            disconnect_timeout=disconnect_timeout,
-            max_message_size=max_message_size,
-            message_queue_size=message_queue_size,
-        ) as ws:
-            yield ws
-        return
-    host = parts.hostname or "localhost"
-    port = parts.port or 443
-    resource = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    host_header = server_key(host, port)
-    if port == 443:
-        host_header = host_header.rsplit(":", 1)[0]
-    with trio.fail_after(connect_timeout):
-        tls = await open_tls(host, port, trust or Trust())
-    alone: BaseException | None = None
-    try:
-        async with trio.open_nursery() as nursery:
-            with trio.fail_after(connect_timeout):
-                ws = await wrap_client_stream(
-                    nursery,
-                    tls,
-                    host_header,
-                    resource,
-                    message_queue_size=message_queue_size,
-                    max_message_size=max_message_size,
-                )
-            try:
-                yield ws
-            finally:
-                with trio.move_on_after(disconnect_timeout):
-                    await ws.aclose()
-                await trio.aclose_forcefully(tls)
-    except BaseExceptionGroup as group:
-        alone = _single(group)
-        if alone is None:
-            raise
-    finally:
-        await trio.aclose_forcefully(tls)
-    if alone is not None:
-        raise alone
-
-
-def _single(group: BaseExceptionGroup) -> BaseException | None:
-    """The one exception in a group of one (groups of one nested inside included)."""
-    while len(group.exceptions) == 1:
-        inner = group.exceptions[0]
-        if not isinstance(inner, BaseExceptionGroup):
-            return inner
-        group = inner
-    return None

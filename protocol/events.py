@@ -67,6 +67,16 @@ class PlayerInfo(msgspec.Struct, frozen=True, kw_only=True):
     token_hash: str
 
 
+class DealRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """How the cards were dealt (protocol.deal): the deck, the server's committed seed, and each
+    seat's contribution (a seat missing here sent none in time)."""
+
+    commitment: str
+    server_seed: str
+    contributions: dict[int, str]
+    deck: tuple[Card, ...]
+
+
 class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """Base of every event; ``type`` is the tag."""
 
@@ -88,6 +98,8 @@ class GameStarted(Event, tag="game_started"):
     words: str = ""
     #: House rules the host chose (protocol.house names, sorted): the game is scored by them.
     house_rules: tuple[str, ...] = ()
+    #: The seeded deal the cards came from (None: the cards were given, as in tests and v1).
+    deal: DealRecord | None = None
 
 
 class RoundStarted(Event, tag="round_started"):

@@ -202,6 +202,12 @@ class Leave(ClientMsg, tag="leave"):
     pass
 
 
+class DealSeed(ClientMsg, tag="deal_seed"):
+    """A seat's random contribution to the shuffle, sent in answer to ``deal_open``."""
+
+    seed: Hex64
+
+
 class SendChat(ClientMsg, tag="chat"):
     text: ChatText
 
@@ -234,6 +240,7 @@ AnyClientMsg = (
     | SkipPlayer
     | Leave
     | SendChat
+    | DealSeed
 )
 
 # ------------------------------------------------------------------ server -> client
@@ -373,11 +380,18 @@ class Chat(ServerMsg, tag="chat"):
     seat: int | None = None
 
 
+class DealOpen(ServerMsg, tag="deal_open"):
+    """The host started the game: answer with ``deal_seed`` before ``deadline`` (protocol.deal)."""
+
+    commitment: str
+    deadline: float
+
+
 class Bye(ServerMsg, tag="bye"):
     reason: str
 
 
-AnyServerMsg = Welcome | Seated | Watching | Update | Error | Chat | Bye
+AnyServerMsg = Welcome | Seated | Watching | Update | Error | Chat | DealOpen | Bye
 
 client_decoder = msgspec.json.Decoder(AnyClientMsg)
 server_decoder = msgspec.json.Decoder(AnyServerMsg)

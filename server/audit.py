@@ -487,6 +487,16 @@ def _check_lines(a: Audit) -> list[str]:
                 f"every move{part}: {_n(a.redecided, 'recorded command')} decided again by the "
                 "rules engine, each giving exactly the events logged",
             )
+            d = a.start.deal
+            if d is not None and a.redecided:
+                n = len(a.start.players)
+                line(
+                    True,
+                    f"the deal: the server's seed opens the commitment it announced "
+                    f"({d.commitment[:16]}…), {len(d.contributions)} of {n} seats added a "
+                    f"share, and shuffling the {len(d.deck)}-card deck with the combined seed "
+                    "deals exactly the cards on the table",
+                )
         for p in k.get("rules", []):
             line(False, p)
         if "reveals" not in k:

@@ -805,6 +805,11 @@ def _replay(audit: Audit) -> None:
         audit.redecided = decided.batches
         if decided.mismatch is not None:
             audit.fail("rules", f"not what the rules decide at {decided.mismatch.sentence()}")
+        if start.deal is None:
+            audit.notes.append(
+                "the cards were not dealt from a seeded shuffle (no deal recorded): nothing in "
+                "the log proves the deal was fair"
+            )
     else:
         # Version 1 logs record no commands: the events are checked against the rules' limits.
         audit.notes.append(

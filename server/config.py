@@ -40,6 +40,10 @@ class ServerConfig:
     # -- limits per source address (a home router's whole party shares one address) --
     #: Open connections from one address (handshakes in progress included).
     max_connections_per_address: int = 32
+    #: New connections one address may open per second on average, and in a burst; four times
+    #: that is closed at once, before any handshake.
+    connection_rate: float = 10.0
+    connection_burst: float = 40.0
     #: Messages per second summed over one address's connections, and the burst allowed.
     address_rate: float = 60.0
     address_burst: float = 120.0
@@ -69,6 +73,9 @@ class ServerConfig:
     log_retry: float = 5.0
     #: Spectators are sent at most one update per this many seconds (changes in between coalesce).
     spectator_interval: float = 0.25
+    #: Seconds the seats' clients have to add their share to the shuffle (protocol.deal); a seat
+    #: that sends none in time is dealt without (tests scale it down with ``limit_scale``).
+    deal_timeout: float = 5.0
     #: Seconds TCP+WebSocket handshakes may take before the socket is closed.
     handshake_timeout: float = 10.0
 
@@ -86,6 +93,8 @@ TUNABLE: dict[str, type] = {
     "rate": float,
     "burst": float,
     "max_connections_per_address": int,
+    "connection_rate": float,
+    "connection_burst": float,
     "address_rate": float,
     "address_burst": float,
     "rooms_per_minute": int,

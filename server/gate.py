@@ -66,6 +66,7 @@ class Bucket:
 class _Address:
     open: int = 0
     pending: dict[int, float] = field(default_factory=dict)  # port -> when accepted
+    over_rate: set[int] = field(default_factory=set)  # pending ports that came too fast
     bucket: Bucket | None = None
     created: deque[float] = field(default_factory=deque)
     hosting: int = 0
@@ -85,6 +86,9 @@ class AddressBook:
         self.total_open = 0
         self.total_pending = 0
         self._warned: dict[tuple[str, str], float] = {}
+        #: New-connection buckets by address, (refused in words, closed at once); kept after
+        #: the address's connections are gone, so connect-and-close loops are counted too.
+        self._arrivals: dict[str, tuple[Bucket, Bucket]] = {}
         #: Refusals per code since start (for tests, benchmarks and an operator's curiosity).
         self.refused: dict[str, int] = {}
 
@@ -115,7 +119,26 @@ class AddressBook:
         for port, since in list(entry.pending.items()):
             if now - since > limit:
                 del entry.pending[port]
+                entry.over_rate.discard(port)
                 self.total_pending -= 1
+
+    def _arrived(self, key: str, now: float) -> tuple[bool, bool]:
+        """A new connection from ``key``: (within the rate, within four times the rate)."""
+        cfg = self.config
+        buckets = self._arrivals.get(key)
+        if buckets is None:
+            if len(self._arrivals) >= 50_000:  # bounded: forget addresses whose buckets refilled
+                for k, (soft, _) in list(self._arrivals.items()):
+                    if soft.tokens + (now - soft.stamp) * soft.rate >= soft.burst:
+                        del self._arrivals[k]
+            buckets = self._arrivals[key] = (
+                Bucket(cfg.connection_rate, cfg.connection_burst, now),
+                Bucket(4 * cfg.connection_rate, 4 * cfg.connection_burst, now),
+            )
+        soft, hard = buckets
+        if hard.take(now):
+            return False, False
+        return not soft.take(now), True
 
     def refuse(self, host: str, code: str, message: str) -> RoomError:
         """Count and (at most once a minute per address and limit) log a refusal."""
@@ -145,6 +168,11 @@ class AddressBook:
         now = self._now()
         self._expire_pending(entry, now)
         per_address = entry.open + len(entry.pending)
+        within_rate, within_hard_rate = self._arrived(key, now)
+        if not within_hard_rate:
+            self.refuse(host, "connection_rate", "closed before the handshake")
+            self._forget_if_idle(key)
+            return False
         if (
             per_address >= cfg.max_connections_per_address + 8
             or self.total_open + self.total_pending >= cfg.max_connections + 64
@@ -153,6 +181,8 @@ class AddressBook:
             self._forget_if_idle(key)
             return False
         entry.pending[port] = now
+        if not within_rate:
+            entry.over_rate.add(port)
         self.total_pending += 1
         return True
 
@@ -169,6 +199,14 @@ class AddressBook:
             self.total_pending -= 1
         entry.open += 1
         self.total_open += 1
+        if port in entry.over_rate:
+            entry.over_rate.discard(port)
+            return self.refuse(
+                host,
+                "connection_rate",
+                f"Too many new connections from your address (at most "
+                f"{cfg.connection_rate:g} a second); wait a moment and try again.",
+            )
         if entry.open > cfg.max_connections_per_address:
             return self.refuse(
                 host,

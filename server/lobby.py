@@ -93,7 +93,11 @@ class PasswordHash:
 
 
 def check_password(stored: PasswordHash | None, password: str | None) -> None:
-    if stored is not None and not stored.check(password):
+    if stored is None:
+        return
+    if not password:
+        raise RoomError("password_required", "This room has a password: give it to come in.")
+    if not stored.check(password):
         raise RoomError("wrong_password", "Wrong password for this room.")
 
 

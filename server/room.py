@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import secrets
 import traceback
 from collections import deque
 from collections.abc import Callable
@@ -28,7 +29,9 @@ import msgspec
 import trio
 
 from protocol import messages as m
-from protocol.events import Limits, PresenceChanged, event_data, event_type
+from protocol.deal import combined_seed, commitment_of, seeded_deal
+from protocol.deck import Card
+from protocol.events import DealRecord, Limits, PresenceChanged, event_data, event_type
 from protocol.messages import InLimits, Receipt, ResultView, RoomSettings
 from protocol.words import word_fingerprint
 from server import feed, results
@@ -38,9 +41,9 @@ from server.lobby import (
     Lobby,
     PasswordHash,
     RoomError,
+    build_deck,
     check_password,
     clean_settings,
-    deal,
     new_game_id,
     token_matches,
 )
@@ -66,6 +69,23 @@ LOG_STALLED = (
     "nothing you were told about is lost. It goes on by itself once the log can be written."
 )
 LOG_BACK = "The game log can be written again: play on."
+DEALING = "The cards are being dealt; try again in a moment."
+#: What would change the table while it is being dealt for.
+_LOBBY_CHANGES = (m.JoinRoom, m.Leave, m.ChangeSettings, m.SeatOrder, m.KickPlayer, m.StartGame)
+
+
+@dataclass
+class Dealing:
+    """The deal between the host's start and the game: the server's seed is committed, the
+    seats' shares come in (protocol.deal)."""
+
+    server_seed: str
+    commitment: str
+    deadline: float
+    waiting: set[int]  #: connected seats whose share has not come yet
+    host: Connection
+    deck: tuple[Card, ...]
+    contributions: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -179,6 +199,8 @@ class Room:
         self._players_due: float | None = None
         #: Seats whose connection came or went, to be logged as presence events (seat -> connected).
         self._presence: dict[int, bool] = {}
+        #: The deal under way, between the host's start and the game (None otherwise).
+        self._dealing: Dealing | None = None
         if game is not None and not game.over:  # a restart: nobody is connected any more
             self._presence = {
                 p.seat: False
@@ -260,6 +282,8 @@ class Room:
                         item.done.set()
             if self._presence:
                 await self._log_presence()
+            if self._dealing is not None and not self._dealing.waiting:
+                await self._finish_deal()
             self._note_empty()
             if self._finished():
                 return
@@ -313,12 +337,16 @@ class Room:
             times.append(self.no_player_since + self.config.abandon_after)
         if self._spectators_due is not None:
             times.append(self._spectators_due)
+        if self._dealing is not None:
+            times.append(self._dealing.deadline)
         if self._players_due is not None:
             times.append(self._players_due)
         return min(times)
 
     async def _on_timer(self) -> None:
         now = self.config.clock()
+        if self._dealing is not None and now >= self._dealing.deadline:
+            await self._finish_deal()  # the shares that came in time, and the server's
         if self._players_due is not None and now >= self._players_due:
             self._players_due = None
             self._broadcast([])
@@ -480,6 +508,9 @@ class Room:
             return
         pid = conn.player_id
         was_seat = not conn.spectator and pid is not None and self.conns.get(pid) is conn
+        if was_seat and self._dealing is not None and pid is not None:
+            i = self._seat_index(pid)
+            self._dealing.waiting.discard(i if i is not None else -1)  # dealt without their share
         self._detach(conn)
         if was_seat:
             assert pid is not None
@@ -500,6 +531,8 @@ class Room:
     async def _on_request(self, conn: Connection, msg: m.ClientMsg) -> None:
         if not conn.open:  # it went while the request waited: nobody to act for or answer
             return
+        if self._dealing is not None and isinstance(msg, _LOBBY_CHANGES):
+            raise RoomError("dealing", DEALING)
         match msg:
             case m.CreateRoom():
                 self._create(conn, msg)
@@ -523,6 +556,9 @@ class Room:
                 self._broadcast([f"{self._name(pid)} changed the seating order."])
             case m.StartGame():
                 await self._start(conn)
+            case m.DealSeed(seed=seed):
+                if self._contribute(conn, seed):
+                    await self._finish_deal()
             case m.KickPlayer() if self.lobby is not None:
                 self._lobby_kick(conn, msg.seat)
             case _:
@@ -663,13 +699,72 @@ class Room:
     # ------------------------------------------------------------------ the game
 
     async def _start(self, conn: Connection) -> None:
+        """The host starts: the deal opens (protocol.deal); the game starts once it is dealt."""
         pid = self._member(conn)
         lobby = self._lobby_only()
+        if self._dealing is not None:
+            raise RoomError("dealing", DEALING)
         lobby.check_start(pid)
+        deck = build_deck(lobby.settings)
+        n = len(lobby.seats)
+        if len(deck) < n:
+            raise RoomError(
+                "deck_too_small", f"The deck has {len(deck)} card(s); {n} players need at least {n}."
+            )
+        seed = secrets.token_hex(32)
+        now = self.config.clock()
+        waiting = {i for i, s in enumerate(lobby.seats) if s.id in self.conns}
+        self._dealing = Dealing(
+            server_seed=seed,
+            commitment=commitment_of(seed),
+            deadline=now + self.config.deal_timeout * min(1.0, self.config.limit_scale * 10),
+            waiting=waiting,
+            host=conn,
+            deck=tuple(deck),
+        )
+        opened = m.DealOpen(commitment=self._dealing.commitment, deadline=self._dealing.deadline)
+        for i in waiting:
+            self.conns[lobby.seats[i].id].send(opened)
+        self._broadcast(["Dealing: every player's client adds its share to the shuffle."])
+        if not waiting:
+            await self._finish_deal()
+
+    def _contribute(self, conn: Connection, seed: str) -> bool:
+        """A seat's share of the shuffle; True once every awaited seat has given one."""
+        pid = self._member(conn)
+        d = self._dealing
+        if d is None:
+            raise RoomError("not_dealing", "No deal is waiting for your share of the shuffle.")
+        i = self._seat_index(pid)
+        assert i is not None
+        if i in d.contributions:
+            raise RoomError("already_contributed", "You already gave your share of this deal.")
+        d.contributions[i] = seed
+        d.waiting.discard(i)
+        return not d.waiting
+
+    async def _finish_deal(self) -> None:
+        d, self._dealing = self._dealing, None
+        assert d is not None and self.lobby is not None
+        try:
+            await self._begin(d)
+        except RoomError as e:
+            d.host.send(m.Error(code=e.code, message=e.message, ref="start_game"))
+
+    async def _begin(self, d: Dealing) -> None:
+        lobby = self._lobby_only()
         settings = lobby.settings
         players = lobby.players()
         host = lobby.host
         assert host is not None
+        n = len(players)
+        record = DealRecord(
+            commitment=d.commitment,
+            server_seed=d.server_seed,
+            contributions=dict(sorted(d.contributions.items())),
+            deck=d.deck,
+        )
+        cards = seeded_deal(d.deck, n, combined_seed(d.server_seed, record.contributions, n))
         now = self.config.clock()
         game_id = new_game_id()
         start = cmd.StartGame(
@@ -679,13 +774,14 @@ class Room:
             variant=settings.variant,
             players=players,
             host=host,
-            cards=deal(settings, len(players)),
+            cards=cards,
             limits=scaled(settings.limits, self.config.limit_scale),
             deck=settings.deck,
             spectators=settings.spectators,
             private=self.password is not None,
             words=word_fingerprint(),
             house_rules=tuple(settings.house_rules),
+            deal=record,
         )
         decided = decide_and_fold(None, start)
         if isinstance(decided, cmd.Rejection):

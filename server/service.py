@@ -44,7 +44,11 @@ SHUTDOWN_BYE = "the server is shutting down; reconnect with your token when it i
 log = logging.getLogger("conjure.server")
 
 #: Refusals at the door close the connection with these codes after the error.
-_DOOR_CLOSE = {"too_many_connections": CLOSE_POLICY, "server_busy": CLOSE_TRY_LATER}
+_DOOR_CLOSE = {
+    "too_many_connections": CLOSE_POLICY,
+    "connection_rate": CLOSE_TRY_LATER,
+    "server_busy": CLOSE_TRY_LATER,
+}
 
 
 class GameServer:

@@ -23,6 +23,8 @@ HELP: dict[str, str] = {
     "rate": "messages per second one connection may send on average",
     "burst": "messages one connection may send in a burst",
     "max_connections_per_address": "open connections from one address",
+    "connection_rate": "new connections per second from one address",
+    "connection_burst": "new connections one address may open in a burst",
     "address_rate": "messages per second over all of one address's connections",
     "address_burst": "messages one address may send in a burst",
     "rooms_per_minute": "rooms one address may create in a minute",

@@ -136,6 +136,7 @@ def test_A7_a_paused_game_is_abandoned_too():
 def _sample(cls: type[m.ClientMsg]) -> m.ClientMsg:
     """One valid message of ``cls``, with a plain value for each required field."""
     plain = {"card": 0, "word": "wing", "boards": [0, 1], "commitment": "0" * 64, "nonce": "0" * 64}
+    plain |= {"seed": "0" * 64}
     plain |= {"seat": 1, "rule": "noun", "a": 0, "b": 1, "proposal": 0, "yes": True, "text": "hi"}
     plain |= {"protocol": 1, "name": "Ann", "room": "ABCD", "token": "t" * 32, "order": [0, 1, 2]}
     plain |= {"settings": {}}

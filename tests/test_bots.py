@@ -3,6 +3,7 @@ the ``conjure bot`` and ``conjure demo`` commands, and the committed sample logs
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from client.bots.player import (
     NamePool,
     parse_delay,
     passes_checks,
+    saved_bots,
 )
 from client.demo import bot_game
 from client.statefile import StateDir
@@ -233,6 +235,70 @@ async def test_dropped_and_restarted_bots_resume_and_reveal(server, tmp_path):
     assert first.words[vic.you] == saved[0]["word"]  # revealed by the restarted bot
     check_game(server, view, [b for b in bots if b is not bots[2]], 4)
     assert any("back in my seat" in line for line in events)
+
+
+async def test_a_restarted_bot_command_resumes_its_own_seats(server, tmp_path):
+    """``conjure bot --state-dir DIR`` stopped and started again: the saved bots come back to
+    their own seats by their tokens (whatever names were asked for), and play the game out."""
+    state = tmp_path / "bots"
+    flag = {"restarted": False}
+    host = Bot(
+        BotOptions(
+            url=server.url,
+            create=m.RoomSettings(),
+            start_when=lambda v: (
+                flag["restarted"] and len(v.players) == 3 and all(p.connected for p in v.players)
+            ),
+            delay=NO_DELAY,
+            challenge_rate=0,
+            log=lambda line: None,
+        ),
+        NamePool(["Zoe"]),
+    )
+    first, second = tmp_path / "first.log", tmp_path / "second.log"
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(host.run)
+        with trio.fail_after(10):
+            await host.seated.wait()
+        room = host.room or ""
+        with first.open("w") as out, trio.CancelScope() as scope:
+
+            async def until_seated() -> None:
+                while host.view is None or len(host.view.players) < 3:
+                    await trio.sleep(0.01)
+                scope.cancel()
+
+            nursery.start_soon(until_seated)
+            with trio.fail_after(20):
+                await runner.main(server.url, room, 2, [], 1, None, NO_DELAY, state, out)
+        saved = [e["name"] for e in saved_bots(StateDir(state), server.url, room)]
+        assert len(saved) == 2
+        flag["restarted"] = True
+        with second.open("w") as out, trio.fail_after(60):
+            code = await runner.main(server.url, room, 2, ["Kai"], 2, None, NO_DELAY, state, out)
+    assert code == 0
+    text = second.read_text()
+    assert f"resuming the seats of {saved[0]}, {saved[1]} in room {room}" in text
+    assert text.count("back in my seat") == 2 and "Kai" not in text
+    view = host.view
+    assert view is not None and view.phase == "over"
+    assert sorted(p.name for p in view.players) == sorted(["Zoe", *saved])
+    check_game(server, view, [host], 3)
+
+
+async def test_a_bot_gives_up_on_a_server_it_cannot_reach():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"ws://127.0.0.1:{s.getsockname()[1]}"
+    lines: list[str] = []
+    bot = Bot(
+        BotOptions(url=url, room="ABCD", delay=NO_DELAY, log=lines.append, give_up_after=2),
+        NamePool(),
+    )
+    with trio.fail_after(10):
+        assert await bot.run() == 1
+    assert bot.status == f"Cannot reach {url} (connection refused)"
+    assert bot.connections == 0
 
 
 async def test_bots_ride_out_a_server_restart(start_server):

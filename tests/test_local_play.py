@@ -1,13 +1,16 @@
-"""``make play``'s start-up path, as a person meets it: ``python -m client.local`` in tmux.
+"""``make play`` as a person meets it: ``python -m client.local`` in tmux.
 
 The screen must show the lobby with the person as host and three computer players seated; Ctrl-Q
 quits, and afterwards no process of the server or the bots is left. Every path of the run is under
 the test's own temporary directory (``TMPDIR``, ``--replays``, ``$CONJURE_STATE_DIR``), so any
-process still mentioning it in its command line is a stray.
+process still mentioning it in its command line is a stray. A game left unfinished is offered
+again by the next run, which brings the person and the computer players back to their seats, and
+each run's summary names that game's log (not an older game's the server also resumed).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -18,6 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
+import trio
+from wsclient import open_table, start_game
 
 pytestmark = pytest.mark.slow
 
@@ -78,10 +83,8 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_make_play_seats_three_bots_and_quitting_leaves_nothing(tmp_path):
-    if TMUX is None:
-        pytest.skip("tmux is not installed (make test installs it)")
-    sock = tmp_path / "tmux.sock"
+def make_play(sock: Path, tmp_path: Path, session: str = "play") -> None:
+    """Start ``python -m client.local`` in a new tmux server on ``sock`` (100x30)."""
     env = {
         "CONJURE_STATE_DIR": str(tmp_path / "state"),
         "CONJURE_NAME": "Tess",
@@ -100,10 +103,30 @@ def test_make_play_seats_three_bots_and_quitting_leaves_nothing(tmp_path):
             shlex.quote(str(tmp_path / "replays")),
         ]
     )
-    tmux(sock, "new-session", "-d", "-x", "100", "-y", "30", "-s", "play", "-c", str(ROOT), command)
+    tmux(
+        sock, "new-session", "-d", "-x", "100", "-y", "30", "-s", session, "-c", str(ROOT), command
+    )
+    tmux(sock, "set-option", "-t", session, "remain-on-exit", "on")
+
+
+def quit_and_read(sock: Path) -> str:
+    """Ctrl-Q, wait until the program has ended; everything it printed."""
+    tmux(sock, "send-keys", "-t", "play", "C-q")
+    deadline = time.monotonic() + 20
+    while not pane_dead(sock) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert pane_dead(sock), tmux(sock, "capture-pane", "-p", "-t", "play")
+    return tmux(sock, "capture-pane", "-p", "-J", "-t", "play", "-S", "-100")
+
+
+def test_make_play_seats_three_bots_and_quitting_leaves_nothing(tmp_path):
+    if TMUX is None:
+        pytest.skip("tmux is not installed (make test installs it)")
+    sock = tmp_path / "tmux.sock"
+    make_play(sock, tmp_path)
     try:
-        tmux(sock, "set-option", "-t", "play", "remain-on-exit", "on")
-        screen = wait_screen(sock, "4 player(s) seated", "Ada", "Basil", "Cleo", timeout=40)
+        screen = wait_screen(sock, "seated", "Ada", "Basil", "Cleo", timeout=40)
+        assert re.search(r"4 player(s|\(s\)) seated", screen), screen
         assert re.search(r"Tess\s*♛", screen), screen  # the person is the host ...
         assert "you are the host: s starts the game" in screen
         assert "share: conjure play ws://" in screen  # ... and sees the join line ...
@@ -120,15 +143,80 @@ def test_make_play_seats_three_bots_and_quitting_leaves_nothing(tmp_path):
         assert all(alive(pid) for pid in pids.values())
         assert processes_mentioning(str(tmp_path))  # the server and the bots, by their paths
 
-        tmux(sock, "send-keys", "-t", "play", "C-q")
-        deadline = time.monotonic() + 20
-        while not pane_dead(sock) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert pane_dead(sock), tmux(sock, "capture-pane", "-p", "-t", "play")
-        out = tmux(sock, "capture-pane", "-p", "-t", "play", "-S", "-100")
+        out = quit_and_read(sock)
         assert "Stopped the server and the computer players." in out, out
+        assert "No game was started." in out
         assert "conjure play ws://" in out  # the join line for friends, printed before
         assert not [pid for pid in pids.values() if alive(pid)]
         assert processes_mentioning(str(tmp_path)) == {}
     finally:
         subprocess.run([TMUX, "-S", str(sock), "kill-server"], capture_output=True, timeout=10)
+
+
+GAME_LOG = re.compile(r"^Game log: (\S+)$", re.M)
+
+
+def game_logs(out: str) -> list[Path]:
+    return [Path(p) for p in GAME_LOG.findall(out)]
+
+
+def room_of(log: Path) -> str:
+    first = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
+    assert first["type"] == "game_started"
+    return first["data"]["room"]
+
+
+async def test_make_play_again_resumes_the_unfinished_game_and_names_its_log(
+    tmp_path, start_server
+):
+    """Run 1 starts a game and quits in round 1: its summary names that game's log, although
+    the server also resumed (and wrote to) an older unfinished game's log. Run 2 offers the game,
+    takes it back in the same room and seat, and the three computer players resume their own
+    seats by their tokens."""
+    if TMUX is None:
+        pytest.skip("tmux is not installed (make test installs it)")
+    replays = tmp_path / "replays"
+    older = await start_server(replays=replays, limit_scale=0.01)  # its clock soon runs out
+    async with open_table(older.url, ["Old", "Older", "Oldest"]) as table:
+        view = await start_game(table)
+    await older.aclose()
+    await trio.sleep(view.remaining or 0)  # run 1's server resumes it and ends that phase
+    old_log = replays / f"{view.game_id}.jsonl"
+    size = old_log.stat().st_size
+    await trio.to_thread.run_sync(two_runs, tmp_path, old_log, size)
+
+
+def two_runs(tmp_path: Path, old_log: Path, old_size: int) -> None:
+    sock = tmp_path / "tmux.sock"
+    try:
+        make_play(sock, tmp_path)
+        screen = wait_screen(sock, "seated", "Ada", "Basil", "Cleo", timeout=40)
+        room = re.search(r"room ([A-Z]{4})", screen)
+        assert room is not None, screen
+        tmux(sock, "send-keys", "-t", "play", "s")
+        wait_screen(sock, "round 1/4", "Choose a category")
+        out = quit_and_read(sock)
+        assert old_log.stat().st_size > old_size  # the older game was written to meanwhile ...
+        logs = game_logs(out)  # ... but this run's summary names this run's game only
+        assert len(logs) == 1 and logs[0] != old_log, out
+        assert logs[0].exists() and room_of(logs[0]) == room.group(1)
+        assert "run make play again to resume it" in out
+        tmux(sock, "kill-server")
+
+        make_play(sock, tmp_path)
+        wait_screen(sock, f"Your game in room {room.group(1)} is unfinished", "Resume it? [Y/n]")
+        tmux(sock, "send-keys", "-t", "play", "Enter")
+        screen = wait_screen(sock, f"room {room.group(1)}", "round 1/4", "Choose a category")
+        assert re.search(r"▶1 Tess", screen), screen  # the same seat, still the conjurer
+        bots_log = max(tmp_path.glob("conjure-play-*/bots.log"), key=lambda p: p.stat().st_mtime)
+        deadline = time.monotonic() + 20
+        while bots_log.read_text().count("back in my seat") < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        text = bots_log.read_text()
+        assert text.count("back in my seat") == 3 and "seated in room" not in text, text
+        out = quit_and_read(sock)
+        assert game_logs(out.split("Resuming room", 1)[1]) == logs, out
+    finally:
+        subprocess.run(
+            [TMUX or "tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=10
+        )

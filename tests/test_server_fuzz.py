@@ -45,6 +45,7 @@ from wsclient import Client, open_client
 from protocol import messages as m
 from protocol.deck import Card
 from protocol.messages import MAX_FRAME_BYTES, InLimits, RoomSettings, client_decoder
+from server.logstore import read_log
 from server.room import to_command
 from server.rules import Rejection, decide
 
@@ -272,6 +273,8 @@ class Arena:
                 return None
             case m.ChangeSettings() | m.SeatOrder() | m.StartGame():
                 return "already_started"
+            case m.DealSeed():  # the arena's games are dealt already
+                return "not_dealing"
         room = rooms[s.room]
         command = to_command(msg, s.seat, time.time())  # type: ignore[arg-type]
         assert command is not None, msg
@@ -391,6 +394,7 @@ VALID: dict[str, st.SearchStrategy] = {
     "boards": st.lists(seat_nums, max_size=8),
     "commitment": hex64,
     "nonce": hex64,
+    "seed": hex64,
     "seat": seat_nums,
     "rule": st.sampled_from(["noun", "no-adjectives", "category", "written-word"]),
     "a": seat_nums,
@@ -415,6 +419,7 @@ EDGY: dict[str, st.SearchStrategy] = {
     "boards": st.lists(edge_ints, max_size=10),
     "commitment": bad_hex,
     "nonce": bad_hex,
+    "seed": bad_hex,
     "seat": edge_ints,
     "rule": st.text(max_size=15),
     "a": edge_ints,
@@ -658,9 +663,17 @@ async def _only_presence_changed(arena: Arena, s: Sender) -> None:
     now = arena.snapshot()
     for code, before in base["rooms"].items():
         after = now["rooms"][code]
-        assert after[:5] == before[:5]  # game state, receipt, log: untouched
         if code != s.room:
             assert after == before
+            continue
+        # The game itself is untouched; only the fact that a seat's connection went is logged.
+        room = arena.server.rooms[code]
+        added = read_log(room.writer.path).records[before[3] + 1 :]
+        assert {r.type for r in added} <= {"presence_changed"}, added
+        game_after = copy.deepcopy(after[1])
+        if game_after is not None:
+            game_after.away = set(before[1].away)
+        assert game_after == before[1]
     for x in arena.everyone:
         if x is s.client:
             continue

@@ -169,6 +169,22 @@ async def test_connections_per_address_are_capped_with_a_clear_refusal(start_ser
             assert await hana.create(RoomSettings())
 
 
+async def test_connecting_in_a_loop_is_held_to_the_address_connection_rate(start_server):
+    server = await start_server(connection_rate=5, connection_burst=10)
+    seen: list[str] = []
+    for i in range(30):  # connect, look, close: as fast as a script can
+        async with open_client(server.url, f"c{i}", hello=False, source=ATTACKER) as c:
+            await c.send(m.Hello(protocol=m.PROTOCOL_VERSION))
+            msg = await c.recv()
+            seen.append(msg.code if isinstance(msg, m.Error) else "welcome")
+    assert seen[:10] == ["welcome"] * 10  # the burst
+    assert "connection_rate" in seen
+    err_texts = server.book.refused
+    assert err_texts.get("connection_rate", 0) >= 1
+    async with open_client(server.url, "Hana", source=HONEST) as hana:  # another address: fine
+        assert await hana.create(RoomSettings())
+
+
 async def test_the_server_wide_connection_cap_says_busy(start_server):
     server = await start_server(max_connections=4)
     async with contextlib.AsyncExitStack() as stack:

@@ -146,8 +146,10 @@ async def test_wrong_password_bad_token_unknown_room(server):
         await eve.send(m.JoinRoom(room=code, name="Eve", password="open"))
         await eve.expect_error("wrong_password")
         await eve.send(m.JoinRoom(room=code, name="Eve"))
-        await eve.expect_error("wrong_password")
+        await eve.expect_error("password_required")  # not "wrong": none was given
         await eve.send(m.Watch(room=code))
+        await eve.expect_error("password_required")
+        await eve.send(m.Watch(room=code, password="open"))
         await eve.expect_error("wrong_password")
         await eve.send(m.ResumeSeat(room=code, token="A" * 43))
         await eve.expect_error("bad_token")

@@ -1,7 +1,7 @@
 """TLS without blind trust: the server's kept self-signed certificate, and clients that pin it.
 
 Real servers on 127.0.0.1 port 0 with contexts built from certificates made by server.tlscert, and
-the clients' own connection code (client.pins, client.net, the bots).
+the clients' own connection code (client.pins, client.wire, client.net, the bots).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from client import wire
 from client.bots.player import Bot, BotOptions, NamePool
 from client.net import Backoff, Connection
 from client.pins import (
@@ -38,7 +39,6 @@ from client.pins import (
     changed_sentence,
     no_longer_signed_sentence,
     open_tls,
-    open_websocket,
     pin_mismatch_sentence,
     pin_problem,
     pinned_line,
@@ -64,14 +64,8 @@ def _where(port: int) -> str:
 
 async def _hello(url: str, trust: Trust) -> m.ServerMsg:
     """Connect through the client's own code and say hello; the server's first answer."""
-    async with open_websocket(
-        url, trust, connect_timeout=10, disconnect_timeout=2, max_message_size=2**22
-    ) as ws:
-        await ws.send_message(
-            m.encoder.encode(m.Hello(protocol=m.PROTOCOL_VERSION, client="test-tls")).decode()
-        )
-        with trio.fail_after(10):
-            return m.server_decoder.decode(await ws.get_message())
+    async with wire.connect(url, trust=trust) as link:
+        return await link.greet("test-tls")
 
 
 @pytest.fixture

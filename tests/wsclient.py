@@ -15,6 +15,10 @@ that lasted between two frames (use ``recv_until`` on ``received`` for exact seq
 Game helpers (``spell``, ``commit``, ``reveal``...) keep the summoning word and nonce locally
 until the reveal, as a real client must. ``open_table``, ``start_game`` and ``play_round`` seat a
 table and script whole rounds of either variant.
+
+Connecting, hello, decoding and what answers a seat request are the one protocol client's
+(:mod:`client.wire`); a refused create/join/resume/watch raises its ``Refused`` (with the
+server's ``code``).
 """
 
 from __future__ import annotations
@@ -26,20 +30,34 @@ from typing import Any
 
 import msgspec
 import trio
-from trio_websocket import ConnectionClosed, open_websocket_url, wrap_client_stream
+from trio_websocket import ConnectionClosed
 
+from client import wire
+from client.wire import Refused
 from protocol import messages as m
 from protocol.commitment import commitment, new_nonce
 from protocol.messages import PROTOCOL_VERSION, RoomSettings, View
 
 TIMEOUT = 5.0
+__all__ = [
+    "Client",
+    "Refused",
+    "by_seat",
+    "close_socket",
+    "connect_from",
+    "open_client",
+    "open_table",
+    "play_round",
+    "start_game",
+]
 
 
 class Client:
     """One test connection. Build with :func:`open_client`."""
 
-    def __init__(self, ws: Any, name: str) -> None:
-        self.ws = ws
+    def __init__(self, link: wire.Link, name: str) -> None:
+        self.link = link
+        self.ws = link.ws
         self.name = name
         self.frames: list[str | bytes] = []  # every frame received, raw
         self.received: list[m.ServerMsg] = []  # every frame received, decoded
@@ -58,11 +76,10 @@ class Client:
     # ------------------------------------------------------------------ plumbing
 
     async def _pump(self) -> None:
+        self.link.on_frame = self.frames.append
         try:
             while True:
-                raw = await self.ws.get_message()
-                self.frames.append(raw)
-                msg = m.server_decoder.decode(raw)
+                msg = await self.link.recv()  # strict: an undecodable frame fails the test
                 self.received.append(msg)
                 match msg:
                     case m.Update(view=view, receipt=receipt):
@@ -148,13 +165,17 @@ class Client:
     # ------------------------------------------------------------------ lobby
 
     async def hello(self, protocol: int = PROTOCOL_VERSION) -> m.ServerMsg:
-        await self.send(m.Hello(protocol=protocol, client="tests"))
+        await self.send(wire.hello_message("tests", protocol))
         return await self.recv_until(lambda x: isinstance(x, m.Welcome | m.Error))
 
-    async def _seated(self) -> m.Seated:
-        msg = await self.recv_until(lambda x: isinstance(x, m.Seated | m.Error))
-        if isinstance(msg, m.Error):
-            raise AssertionError(f"{self.name}: {msg.code}: {msg.message}")
+    async def _seat(self, request: m.ClientMsg) -> wire.SeatAnswer:
+        """Send a seat request; its answer, or the server's refusal raised as ``Refused``."""
+        await self.send(request)
+        msg = await self.recv_until(lambda x: wire.answers(request, x))
+        return wire.seat_of(request, msg)
+
+    async def _seated(self, request: m.ClientMsg) -> m.Seated:
+        msg = await self._seat(request)
         assert isinstance(msg, m.Seated)
         return msg
 
@@ -162,24 +183,19 @@ class Client:
         self, settings: RoomSettings | None = None, password: str | None = None
     ) -> str:
         """Create a room as its host; returns the room code."""
-        await self.send(
-            m.CreateRoom(name=self.name, password=password, settings=settings or RoomSettings())
+        request = m.CreateRoom(
+            name=self.name, password=password, settings=settings or RoomSettings()
         )
-        return (await self._seated()).room
+        return (await self._seated(request)).room
 
     async def join(self, room: str, password: str | None = None) -> m.Seated:
-        await self.send(m.JoinRoom(room=room, name=self.name, password=password))
-        return await self._seated()
+        return await self._seated(m.JoinRoom(room=room, name=self.name, password=password))
 
     async def resume(self, room: str, token: str) -> m.Seated:
-        await self.send(m.ResumeSeat(room=room, token=token))
-        return await self._seated()
+        return await self._seated(m.ResumeSeat(room=room, token=token))
 
     async def watch(self, room: str, password: str | None = None) -> m.Watching:
-        await self.send(m.Watch(room=room, password=password))
-        msg = await self.recv_until(lambda x: isinstance(x, m.Watching | m.Error))
-        if isinstance(msg, m.Error):
-            raise AssertionError(f"{self.name}: {msg.code}: {msg.message}")
+        msg = await self._seat(m.Watch(room=room, password=password))
         assert isinstance(msg, m.Watching)
         return msg
 
@@ -229,63 +245,37 @@ async def open_client(
     """Connect (and by default say hello); the connection closes when the block ends.
 
     ``source``: the loopback address to connect from (127.0.0.2 ...), for tests of per-address
-    limits; ws:// only.
+    limits; ws:// only. ``ssl_context``: how to check a wss:// server (instead of pinning).
     """
-    if source is not None:
-        async with trio.open_nursery() as outer:
-            ws = await connect_from(outer, url, source)
-            try:
-                client = Client(ws, name)
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(client._pump)
-                    if hello:
-                        msg = await client.hello()
-                        assert isinstance(msg, m.Welcome), msg
-                    yield client
-                    nursery.cancel_scope.cancel()
-            finally:
-                with trio.CancelScope(shield=True), trio.move_on_after(2):
-                    await ws.aclose()
-                await close_socket(ws)
-                outer.cancel_scope.cancel()
-        return
-    ws = None
-    try:
-        async with open_websocket_url(url, ssl_context, max_message_size=2**22) as ws:
-            client = Client(ws, name)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(client._pump)
-                if hello:
-                    msg = await client.hello()
-                    assert isinstance(msg, m.Welcome), msg
-                yield client
-                nursery.cancel_scope.cancel()
-    finally:
-        if ws is not None:
-            await close_socket(ws)
+    async with wire.connect(url, ssl_context=ssl_context, source=source) as link:
+        client = Client(link, name)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(client._pump)
+            if hello:
+                wire.welcomed(await client.hello())
+            yield client
+            nursery.cancel_scope.cancel()
 
 
 async def connect_from(nursery: trio.Nursery, url: str, source: str) -> Any:
-    """A client WebSocket to ``url`` (ws://127.0.0.1:PORT) whose TCP socket is bound to ``source``."""
-    host, port = url.removeprefix("ws://").rsplit(":", 1)
-    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_STREAM)
+    """A client WebSocket to ``url`` (ws://127.0.0.1:PORT) whose TCP socket is bound to ``source``
+    (its reader runs in ``nursery``; the caller closes it)."""
+    stream = await wire.open_stream(url, source=source)
     try:
-        await sock.bind((source, 0))
-        await sock.connect((host, int(port)))
+        return await wire.wrap(nursery, stream, url)
     except BaseException:
-        sock.close()
+        await trio.aclose_forcefully(stream)
         raise
-    return await wrap_client_stream(
-        nursery, trio.SocketStream(sock), host, "/", max_message_size=2**22
-    )
 
 
 async def close_socket(ws: Any) -> None:
-    """Close the TCP stream under a client WebSocket.
+    """Close the TCP stream under a WebSocket opened with trio-websocket's own
+    ``open_websocket_url`` (tests that need a bare socket).
 
     trio-websocket 0.12.2's client waits for the server to end TCP after a close the *server*
     started, then never closes its own socket (a ResourceWarning, an error under
-    ``filterwarnings = error``). Closing the stream again is harmless.
+    ``filterwarnings = error``). Closing the stream again is harmless. :func:`client.wire.connect`
+    owns its stream and needs none of this.
     """
     with trio.CancelScope(shield=True):
         await ws._stream.aclose()

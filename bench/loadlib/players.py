@@ -25,6 +25,7 @@ import gc
 import os
 import random
 import resource
+import secrets
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -100,12 +101,16 @@ class LOther(LMsg, tag="chat"):
     pass
 
 
+class LDeal(LMsg, tag="deal_open"):
+    """The fair deal: every seat answers with a random share (protocol.deal)."""
+
+
 class LWatching(LMsg, tag="watching"):
     pass
 
 
 conjure_decoder = msgspec.json.Decoder(
-    LUpdate | LWelcome | LSeated | LError | LBye | LOther | LWatching
+    LUpdate | LWelcome | LSeated | LError | LBye | LOther | LWatching | LDeal
 )
 
 
@@ -342,6 +347,8 @@ class Player:
                 self.pending = None
             elif type(msg) is LBye:
                 room.errors.append(f"seat {me}: bye: {msg.reason}")
+            elif type(msg) is LDeal:
+                await ws.send_message(f'{{"type":"deal_seed","seed":"{secrets.token_hex(32)}"}}')
 
     async def read_baseline(self, on_finish) -> None:
         ws, room, me, sim = self.ws, self.room, self.seat, self.sim

@@ -14,10 +14,13 @@ What it has sent is remembered per connection only: after a reconnect the view s
 server got. Summoning words and nonces stay in memory, and in the state directory (when one is
 given) *before* the commitment leaves, so a restarted bot can still reveal.
 
-Dropped connections are retried with backoff (0.5 s doubling to 10 s) and resumed with the seat
-token. The bot stops when the game is over, when it is removed from the room, when it cannot
-join at all (unknown room, wrong password, game already started), or when a wss:// server's
-certificate is refused (:mod:`client.pins`).
+It speaks through the one protocol client (:mod:`client.wire`). Dropped connections are retried
+with backoff (0.5 s doubling to 10 s) and resumed with the seat token; a seat saved in the state
+directory (:func:`saved_bots` finds them) is resumed by a new bot of the same name. The bot stops
+when the game is over, when it is removed from the room, when it cannot join at all (unknown room,
+wrong password, game already started), when the server cannot be reached after
+``give_up_after`` tries in a row, or when a wss:// server's certificate is refused
+(:mod:`client.pins`).
 """
 
 from __future__ import annotations
@@ -28,21 +31,22 @@ import random
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-import msgspec
 import trio
-from trio_websocket import ConnectionClosed
 
+from client import wire
 from client.bots.brain import Brain, is_stopped, knows, load_data
-from client.pins import KnownServers, Trust, open_websocket, refused
+from client.pins import KnownServers, Trust, refused
 from client.statefile import StateDir
 from protocol import messages as m
 from protocol.commitment import commitment, new_nonce
 from protocol.words import contains_written, validate_written
 
 CLIENT_NAME = "conjure-bot/0.1"
-CONNECT_TIMEOUT = 10.0
+#: The state-file "server" of a bot's seat is its URL, this, and its name (never a person's key).
+BOT_SEAT_MARK = "#bot:"
+#: Names tried on one connection before waiting and reconnecting (taken names are skipped).
+MAX_JOIN_TRIES = 12
 UNKNOWN_CATEGORY_LINE = "I don't know this category well, bear with me"
 
 #: Default names, handed out in this order (never starting with "Bot": they sit at the table
@@ -80,6 +84,7 @@ FATAL_JOIN = frozenset(
     {
         "unknown_room",
         "wrong_password",
+        "password_required",
         "already_started",
         "room_full",
         "kicked",
@@ -111,6 +116,47 @@ class NamePool:
                     self._given.add(candidate.casefold())
                     return candidate
             k += 1
+
+
+def bot_seat_server(url: str, name: str) -> str:
+    """The "server" a bot's seat is saved under in a state directory (:mod:`client.statefile`):
+    its URL, :data:`BOT_SEAT_MARK` and its name, so bots and people sharing a directory never
+    take each other's seats."""
+    return f"{url.rstrip('/')}{BOT_SEAT_MARK}{name}"
+
+
+def saved_bots(store: StateDir, url: str, room: str) -> list[dict]:
+    """The bot seats saved in ``store`` for ``room`` on ``url`` (each with its ``name``,
+    ``seat``, ``player_id`` and ``token``), in seat order: the names to start bots with so they
+    resume those seats."""
+    prefix = bot_seat_server(url, "")
+    found = []
+    for entry in store.read_secrets()["seats"].values():
+        if (
+            isinstance(entry, dict)
+            and str(entry.get("server", "")).startswith(prefix)
+            and str(entry.get("room", "")).upper() == room.upper()
+            and isinstance(entry.get("token"), str)
+            and isinstance(entry.get("name"), str)
+        ):
+            found.append(entry)
+    return sorted(found, key=lambda e: e.get("seat") if isinstance(e.get("seat"), int) else 99)
+
+
+def move_bot_seats(store: StateDir, old_url: str, new_url: str, room: str) -> None:
+    """Save the bot seats of ``room`` kept for ``old_url`` under ``new_url`` as well (the same
+    server, restarted on another port)."""
+    if old_url.rstrip("/") == new_url.rstrip("/"):
+        return
+    for entry in saved_bots(store, old_url, room):
+        store.save_seat(
+            bot_seat_server(new_url, entry["name"]),
+            room,
+            seat=entry.get("seat", 0),
+            player_id=entry.get("player_id", ""),
+            token=entry["token"],
+            name=entry["name"],
+        )
 
 
 def parse_delay(text: str) -> tuple[float, float]:
@@ -149,10 +195,8 @@ class BotOptions:
     on_view: Callable[[m.View], None] | None = None
     #: The wss:// server's certificate fingerprint (see client.pins; None: as remembered).
     pin: str | None = None
-
-
-class ProtocolProblem(Exception):
-    pass
+    #: Stop after this many connection tries in a row that got no seat (None: never).
+    give_up_after: int | None = 8
 
 
 @dataclass
@@ -206,11 +250,11 @@ class Bot:
         self._once: set[tuple] = set()  # moves made once for good (chat, challenge look)
         self._tries: dict[tuple, int] = {}
         self._last_key: dict[str, tuple] = {}  # message type -> key of the last one sent
-        self._ws: Any = None
+        self._link: wire.Link | None = None
         self._bye: str | None = None
         self._changed = trio.Event()
         self._cancel: trio.CancelScope | None = None
-        self._joining = False
+        self.seated_now = False  # seated on the current connection (the backoff starts over)
         self.seated = trio.Event()  # set once the bot first has a seat
         #: The last view of each round's review (spell words, crystals, words), by round.
         self.reviews: dict[int, m.View] = {}
@@ -230,7 +274,7 @@ class Bot:
 
     def _seat_server(self) -> str:
         """The state-file key of this bot's seat (never the same as a person's client)."""
-        return f"{self.opts.url.rstrip('/')}#bot:{self.name}"
+        return bot_seat_server(self.opts.url, self.name)
 
     def _load_seat(self) -> None:
         assert self.opts.store is not None and self.room is not None
@@ -252,37 +296,51 @@ class Bot:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> int:
         """Play until finished; returns the exit status (0 = fine)."""
-        delay_rng = random.Random(self.opts.seed)
-        attempt = 0
+        backoff = wire.Backoff(
+            0.5, 10.0, random.Random(self.opts.seed), tries=self.opts.give_up_after
+        )
         task_status.started()
         while self.status is None:
-            before = self.connections
+            reason = "closed"
             try:
                 with trio.CancelScope() as scope:
                     self._cancel = scope
                     await self._connect_once()
                 if scope.cancelled_caught and self.status is None:
                     self.say("connection dropped")
+                    reason = "dropped"
             except (Exception, BaseExceptionGroup) as exc:
                 if isinstance(exc, BaseExceptionGroup) and exc.split(trio.Cancelled)[0]:
                     raise
+                reason = wire.describe(exc)
                 self._after_loss(exc)
             finally:
                 self._cancel = None
             if self.status is not None:
                 break
-            if self.connections > before:  # it worked for a while: start the backoff over
-                attempt = 0
-            wait = min(10.0, 0.5 * 2**attempt) * (0.75 + delay_rng.random() / 2)
-            attempt += 1
+            if self.seated_now:  # it worked for a while: start the backoff over
+                self.seated_now = False
+                backoff.reset()
+            wait = backoff.next()
+            if wait is None:
+                self.status = wire.gave_up_line(self.opts.url, reason)
+                self.exit_code = 1
+                self.say(self.status)
+                break
             await trio.sleep(wait)
         return self.exit_code
 
     def _after_loss(self, exc: BaseException) -> None:
-        code = _close_code(exc)
+        code = wire.close_code(exc)
         bye, self._bye = self._bye, None
         if (refusal := refused(exc)) is not None:  # retrying cannot change the certificate
             self.status = f"refused the server: {refusal}"
+            self.exit_code = 1
+            self.say(self.status)
+            return
+        said_no = next((e for e in wire.leaves(exc) if isinstance(e, wire.Refused)), None)
+        if said_no is not None and said_no.code in FATAL_JOIN:
+            self.status = f"could not join: {said_no}"
             self.exit_code = 1
             self.say(self.status)
             return
@@ -290,79 +348,97 @@ class Bot:
             self.status = f"removed: {bye}"
             self.say(f"the server closed my seat: {bye}")
             return
-        if not _expected(exc):
+        if not wire.expected(exc):
             self.say("unexpected failure:\n" + "".join(traceback.format_exception(exc)))
         else:
-            self.say(f"connection lost ({_describe(exc)}); reconnecting")
+            self.say(f"connection lost ({wire.describe(exc)}); reconnecting")
 
     async def _connect_once(self) -> None:
-        ws = None
-        try:
-            async with open_websocket(
-                self.opts.url,
-                self._trust,
-                connect_timeout=CONNECT_TIMEOUT,
-                disconnect_timeout=2,
-                max_message_size=2**22,
-            ) as ws:
-                self._ws = ws
-                await self._send(m.Hello(protocol=m.PROTOCOL_VERSION, client=CLIENT_NAME))
-                with trio.fail_after(CONNECT_TIMEOUT):
-                    first = _decode(await ws.get_message())
-                if not isinstance(first, m.Welcome):
-                    raise ProtocolProblem(f"the server did not say welcome: {first!r}")
+        async with wire.connect(
+            self.opts.url, client=CLIENT_NAME, trust=self._trust, strict=False
+        ) as link:
+            self._link = link
+            try:
                 self.connections += 1
                 self._sent.clear()
                 self._last_key.clear()
-                await self._send_join()
+                await self._join(link)
+                if self.status is not None:
+                    return
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._act_loop)
                     while self.status is None:
-                        msg = _decode(await ws.get_message())
-                        if msg is not None:
-                            await self._on_message(msg)
+                        await self._on_message(await link.recv())
                     nursery.cancel_scope.cancel()
-        finally:
-            self._ws = None
-            if ws is not None:
-                await _close_socket(ws)
+            finally:
+                self._link = None
 
     async def _send(self, msg: m.ClientMsg) -> None:
-        ws = self._ws
-        if ws is None:
+        link = self._link
+        if link is None:
             raise trio.ClosedResourceError("not connected")
-        await ws.send_message(m.encoder.encode(msg).decode())
+        await link.send(msg)
 
-    async def _send_join(self) -> None:
-        self._joining = True
-        if self.token is not None and self.room is not None:
-            await self._send(m.ResumeSeat(room=self.room, token=self.token))
-        elif self.opts.create is not None and self.room is None:
-            await self._send(
-                m.CreateRoom(name=self.name, password=self.opts.password, settings=self.opts.create)
-            )
-        elif self.room is not None:
-            await self._send(
-                m.JoinRoom(room=self.room, name=self.name, password=self.opts.password)
-            )
+    async def _join(self, link: wire.Link) -> None:
+        """Take a seat (resume, create or join); a taken name is replaced and tried again."""
+        for _ in range(MAX_JOIN_TRIES):
+            try:
+                if self.token is not None and self.room is not None:
+                    seated = await link.resume(self.room, self.token)
+                elif self.opts.create is not None and self.room is None:
+                    seated = await link.create(self.name, self.opts.create, self.opts.password)
+                elif self.room is not None:
+                    seated = await link.join(self.room, self.name, self.opts.password)
+                else:
+                    raise ValueError("a bot needs a room code, or settings to create a room")
+            except wire.Refused as refusal:
+                if not await self._on_join_refused(refusal):
+                    return
+                continue
+            await self._on_seated(seated)
+            return
+        raise wire.Refused("name_taken", "every name tried is taken here")
+
+    async def _on_join_refused(self, err: wire.Refused) -> bool:
+        """Handle a refused seat request: True to try again on this connection, False when the
+        bot is finished; raises to reconnect after a pause."""
+        if err.code in ("name_taken", "bad_name"):
+            old, self.name = self.name, self.names.take()
+            self.say(f"the name {old!r} is taken here; I am {self.name} instead")
+            return True
+        if err.code == "bad_token" and err.ref == "resume_seat":
+            self.say("my saved seat is gone; joining anew")
+            self.token = None
+            if self.opts.store is not None and self.room is not None:
+                with contextlib.suppress(OSError):
+                    self.opts.store.forget_seat(self._seat_server(), self.room)
+            return True
+        if err.code in FATAL_JOIN or err.ref == "create_room":
+            self.status = f"could not join: {err}"
+            self.exit_code = 1
+            self.say(self.status)
+            return False
+        self.say(f"could not join yet ({err.code}): {err}")
+        raise err  # reconnect and try again after a pause
+
+    async def _on_seated(self, msg: m.Seated) -> None:
+        fresh = self.token != msg.token
+        self.seated_now = True
+        self.room, self.token, self.player_id = msg.room, msg.token, msg.player_id
+        if fresh:
+            self.say(f"seated in room {msg.room} (board {msg.seat + 1})")
         else:
-            raise ValueError("a bot needs a room code, or settings to create a room")
+            self.say(f"back in my seat in room {msg.room}")
+        if self.opts.store is not None and fresh:
+            await trio.to_thread.run_sync(self._save_seat, msg)
+        self.seated.set()
 
     # ------------------------------------------------------------------ messages
 
     async def _on_message(self, msg: m.ServerMsg) -> None:
         match msg:
             case m.Seated():
-                fresh = self.token != msg.token
-                self._joining = False
-                self.room, self.token, self.player_id = msg.room, msg.token, msg.player_id
-                if fresh:
-                    self.say(f"seated in room {msg.room} (board {msg.seat + 1})")
-                else:
-                    self.say(f"back in my seat in room {msg.room}")
-                if self.opts.store is not None and fresh:
-                    await trio.to_thread.run_sync(self._save_seat, msg)
-                self.seated.set()
+                await self._on_seated(msg)
             case m.Update(view=view, receipt=receipt):
                 self.view = view
                 self.view_at = trio.current_time()
@@ -410,9 +486,6 @@ class Bot:
             self.say(f"the game is over: {me.score} points{' - I won!' if won else ''}")
 
     async def _on_error(self, err: m.Error) -> None:
-        if self._joining and err.ref in ("join_room", "create_room", "resume_seat"):
-            await self._on_join_error(err)
-            return
         self.record.errors.append(err)
         self.say(f"refused ({err.code}): {err.message}")
         key = self._last_key.get(err.ref or "")
@@ -428,28 +501,6 @@ class Bot:
         if self._tries[key] >= 3:
             self._once.add(key)  # give up on this move
         self._wake()
-
-    async def _on_join_error(self, err: m.Error) -> None:
-        if err.code in ("name_taken", "bad_name"):
-            old, self.name = self.name, self.names.take()
-            self.say(f"the name {old!r} is taken here; I am {self.name} instead")
-            await self._send_join()
-            return
-        if err.code == "bad_token" and err.ref == "resume_seat":
-            self.say("my saved seat is gone; joining anew")
-            self.token = None
-            if self.opts.store is not None and self.room is not None:
-                with contextlib.suppress(OSError):
-                    self.opts.store.forget_seat(self._seat_server(), self.room)
-            await self._send_join()
-            return
-        if err.code in FATAL_JOIN or err.ref == "create_room":
-            self.status = f"could not join: {err.message}"
-            self.exit_code = 1
-            self.say(self.status)
-            return
-        self.say(f"could not join yet ({err.code}): {err.message}")
-        raise ProtocolProblem(err.message)  # reconnect and try again after a pause
 
     def _wake(self) -> None:
         self._changed.set()
@@ -756,64 +807,3 @@ def _safe_noun(written: Sequence[str]) -> str:
         if not any(contains_written(w, x) or contains_written(x, w) for x in written):
             return w
     return "thing"
-
-
-def _decode(raw: str | bytes) -> m.ServerMsg | None:
-    try:
-        return m.server_decoder.decode(raw)
-    except msgspec.DecodeError:
-        return None
-
-
-async def _close_socket(ws: Any) -> None:
-    """Close the TCP stream under the WebSocket as well.
-
-    trio-websocket 0.12.2's client never closes its own socket after a close the *server*
-    started (a ResourceWarning); closing the stream again is harmless (see tests/wsclient.py).
-    """
-    with trio.CancelScope(shield=True), contextlib.suppress(Exception):
-        await ws._stream.aclose()
-
-
-def _leaves(exc: BaseException):
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            yield from _leaves(inner)
-    else:
-        yield exc
-
-
-def _close_code(exc: BaseException) -> int | None:
-    for leaf in _leaves(exc):
-        if isinstance(leaf, ConnectionClosed) and leaf.reason is not None:
-            return leaf.reason.code
-    return None
-
-
-def _expected(exc: BaseException) -> bool:
-    from trio_websocket import HandshakeError
-
-    return all(
-        isinstance(
-            leaf,
-            (
-                ConnectionClosed,
-                HandshakeError,
-                OSError,
-                trio.TooSlowError,
-                ProtocolProblem,
-                trio.BrokenResourceError,
-                trio.ClosedResourceError,
-            ),
-        )
-        for leaf in _leaves(exc)
-    )
-
-
-def _describe(exc: BaseException) -> str:
-    leaf = next(iter(_leaves(exc)), exc)
-    if isinstance(leaf, ConnectionClosed) and leaf.reason is not None:
-        return f"closed {leaf.reason.code}: {leaf.reason.reason or ''}".strip()
-    if isinstance(leaf, OSError):
-        return leaf.strerror or type(leaf).__name__
-    return str(leaf) or type(leaf).__name__

@@ -8,8 +8,9 @@ Each bot is an ordinary protocol client (:mod:`client.bots.player`); ``--count N
 in this one process, one Trio task each. They play until the game is over (then the command
 exits), reconnect on their own when dropped, and stop on Ctrl-C or SIGTERM. With a state
 directory (``--state-dir`` or ``$CONJURE_STATE_DIR``) each bot keeps its seat token and summoning
-secrets there, so a restarted ``conjure bot`` with the same names resumes the seats and still
-reveals what it committed.
+secrets there, so a restarted ``conjure bot`` resumes the seats and still reveals what it
+committed: the names of the bots saved for that room come first (then ``--name``, then the
+defaults), so the same bots come back to the same seats whatever names they ended up with.
 """
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ async def main(
     pin: str | None = None,
 ) -> int:
     from client.bots.brain import load_data
-    from client.bots.player import Bot, BotOptions, NamePool
+    from client.bots.player import Bot, BotOptions, NamePool, saved_bots
     from client.statefile import StateDir
 
     await trio.to_thread.run_sync(load_data)
@@ -170,7 +171,10 @@ async def main(
         if not quiet or "refused" in line or "could not" in line or "unexpected" in line:
             print(line, file=out, flush=True)
 
-    pool = NamePool(names)
+    saved = [e["name"] for e in saved_bots(store, url, room)] if store is not None else []
+    if saved:
+        log(f"resuming the seats of {', '.join(saved[:count])} in room {room.upper()}")
+    pool = NamePool([*saved, *names])
     bots = [
         Bot(
             BotOptions(

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from protocol.deck import Card
-from protocol.events import Limits, PlayerInfo, Variant
+from protocol.events import DealRecord, Limits, PlayerInfo, Variant
 
 
 def _snake(name: str) -> str:
@@ -37,6 +37,8 @@ class StartGame(Command):
     #: protocol.words.word_fingerprint(): chance and data arrive as data, like the cards.
     words: str = ""
     house_rules: tuple[str, ...] = ()
+    #: The seeded deal ``cards`` must be (protocol.deal); checked by decide, so by every audit.
+    deal: DealRecord | None = None
 
 
 class ChooseCard(Command):

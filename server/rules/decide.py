@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from protocol import events as ev
 from protocol.commitment import HEX64, check_reveal
+from protocol.deal import combined_seed, commitment_of, seeded_deal
 from protocol.events import RULE_TEXT, RULES_VERSION
 from protocol.house import UnknownHouseRule, canonical
 from protocol.words import same_word, validate_written
@@ -288,6 +289,8 @@ def _start(b: _Builder, c: cmd.StartGame) -> None:
         raise Rejected("bad_deal", f"Deal one card per player: {n} cards, not {len(c.cards)}.")
     if c.host not in range(n):
         raise Rejected("unknown_seat", "The host must be one of the players.")
+    if c.deal is not None:
+        _check_deal(c, n)
     try:
         if list(c.house_rules) != canonical(c.house_rules):
             raise Rejected("bad_settings", "House rules are named once each, in sorted order.")
@@ -308,9 +311,30 @@ def _start(b: _Builder, c: cmd.StartGame) -> None:
             private=c.private,
             words=c.words,
             house_rules=tuple(c.house_rules),
+            deal=c.deal,
         )
     )
     _start_round(b, 1, c.now)
+
+
+def _check_deal(c: cmd.StartGame, n: int) -> None:
+    """The cards are the seeded deal: the server's seed opens its commitment, and shuffling the
+    deck with the combined seed puts exactly these cards on the table (protocol.deal)."""
+    d = c.deal
+    assert d is not None
+    if not (HEX64.match(d.server_seed) and HEX64.match(d.commitment)):
+        raise Rejected("bad_deal", "The deal's seed and commitment are 64 lower-case hex digits.")
+    if commitment_of(d.server_seed) != d.commitment:
+        raise Rejected("bad_deal", "The server's seed does not open the commitment it announced.")
+    if any(s not in range(n) or not HEX64.match(v) for s, v in d.contributions.items()):
+        raise Rejected("bad_deal", "A deal contribution names no seat, or is not 64 hex digits.")
+    dealt = seeded_deal(d.deck, n, combined_seed(d.server_seed, d.contributions, n))
+    if tuple(c.cards) != dealt:
+        raise Rejected(
+            "bad_deal",
+            "The cards on the table are not the seeded deal: shuffling the deck with the "
+            f"combined seed gives {', '.join(x.text for x in dealt)}.",
+        )
 
 
 def _choose(b: _Builder, c: cmd.ChooseCard) -> None:

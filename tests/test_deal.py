@@ -1,0 +1,137 @@
+"""The fair deal: the server commits to its seed, every seat adds a share, the log lets anyone deal
+again; a log whose cards are not the seeded deal is caught, however well it chains."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections import Counter
+
+import msgspec
+import trio
+from wsclient import open_client, open_table, start_game
+
+from client.cli import main
+from protocol import messages as m
+from protocol.deal import combined_seed, commitment_of, seeded_deal, shuffled
+from protocol.deck import Card
+from protocol.events import DealRecord
+from protocol.messages import RoomSettings
+from server.logstore import GENESIS, build_record, encode_record, read_log
+from server.redecide import redecide
+
+CARDS = [Card(text=f"Category {i}", stars=1 + i % 3) for i in range(12)]
+
+
+def settings() -> RoomSettings:
+    return RoomSettings(deck="custom", custom_cards=CARDS)
+
+
+def test_the_shuffle_is_a_pure_function_of_the_seed_and_looks_uniform():
+    seed = combined_seed("11" * 32, {0: "22" * 32, 2: "33" * 32}, 3)
+    assert shuffled(range(10), seed) == shuffled(range(10), seed)
+    assert shuffled(range(10), seed) != shuffled(range(10), combined_seed("11" * 32, {}, 3))
+    # a missing share is not the same as an empty one, and the order of seats matters
+    assert combined_seed("11" * 32, {0: "22" * 32}, 2) != combined_seed(
+        "11" * 32, {1: "22" * 32}, 2
+    )
+    # every card lands first about as often as any other (a sanity check of the sampling)
+    firsts = Counter(
+        shuffled(range(4), hashlib.sha256(i.to_bytes(4, "big")).digest())[0] for i in range(4000)
+    )
+    assert set(firsts) == {0, 1, 2, 3} and min(firsts.values()) > 800
+
+
+async def test_every_seat_adds_a_share_and_the_log_deals_again(server, capsys):
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], settings()) as table:
+        view = await start_game(table)
+        shown = {c.link.deal_commitments[-1] for c in table}
+        game_id = view.game_id
+        cards = [(c.text, c.stars) for c in view.cards]
+    log = server.replays / f"{game_id}.jsonl"
+    start = read_log(log).records[0]
+    deal = msgspec.convert(start.data["deal"], DealRecord, strict=False)
+    assert shown == {deal.commitment}  # what every client was shown before it gave its share
+    assert commitment_of(deal.server_seed) == deal.commitment
+    assert sorted(deal.contributions) == [0, 1, 2]  # every seat gave one
+    dealt = seeded_deal(deal.deck, 3, combined_seed(deal.server_seed, deal.contributions, 3))
+    assert [(c.text, c.stars) for c in dealt] == cards
+    assert main(["replay", str(log), "--no-state-dir"]) == 0
+    out = capsys.readouterr().out
+    assert "ok    the deal: the server's seed opens the commitment it announced" in out
+    assert "3 of 3 seats added a share" in out
+
+
+async def test_a_silent_seat_is_dealt_without_its_share(start_server):
+    server = await start_server(deal_timeout=0.3)
+    async with contextlib.AsyncExitStack() as stack:
+        table = [await stack.enter_async_context(open_client(server.url, n)) for n in "ABC"]
+        table[2].link.contribute = False  # an old or broken client
+        code = await table[0].create(settings())
+        for c in table[1:]:
+            await c.join(code)
+        await table[0].wait_view(lambda v: len(v.players) == 3)
+        await table[0].send(m.StartGame())
+        for c in table:
+            await c.wait_view(lambda v: v.round == 1)
+        log = server.replays / f"{table[0].view.game_id}.jsonl"
+    deal = read_log(log).records[0].data["deal"]
+    assert sorted(deal["contributions"]) == ["0", "1"]
+
+
+async def test_the_table_is_fixed_while_it_is_dealt(start_server):
+    server = await start_server(deal_timeout=5.0)
+    async with contextlib.AsyncExitStack() as stack:
+        table = [await stack.enter_async_context(open_client(server.url, n)) for n in "ABC"]
+        for c in table:
+            c.link.contribute = False
+        code = await table[0].create(settings())
+        for c in table[1:]:
+            await c.join(code)
+        await table[0].wait_view(lambda v: len(v.players) == 3)
+        await table[0].send(m.StartGame())
+        await table[0].recv_until(lambda x: isinstance(x, m.DealOpen))
+        late = await stack.enter_async_context(open_client(server.url, "Late"))
+        await late.send(m.JoinRoom(room=code, name="Late"))
+        await late.expect_error("dealing")
+        await table[0].send(m.StartGame())
+        await table[0].expect_error("dealing")
+        for c in table:
+            await c.send(m.DealSeed(seed="ab" * 32))
+        await table[1].send(m.DealSeed(seed="cd" * 32))
+        await table[1].expect_error("not_dealing")
+        with trio.fail_after(5):
+            await table[0].wait_view(lambda v: v.round == 1)
+
+
+async def test_cards_that_are_not_the_seeded_deal_are_caught(server, tmp_path, capsys):
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], settings()) as table:
+        view = await start_game(table)
+        game_id = view.game_id
+    records = read_log(server.replays / f"{game_id}.jsonl").records
+    first = records[0]
+    on_table = {c["text"] for c in first.data["cards"]}
+    better = [c for c in first.data["deal"]["deck"] if c["text"] not in on_table][:3]
+    # A server that wants other cards: it edits the dealt cards in the command and the event alike,
+    # and chains every record again.
+    forged = []
+    prev = GENESIS
+    for r in records:
+        data, cmd = r.data, r.cmd
+        if r.seq == 0:
+            data = {**data, "cards": better}
+            cmd = {**cmd, "cards": better}
+        rec = build_record(prev, r.seq, r.ts, r.type, data, batch=r.batch, cmd=cmd)
+        forged.append(rec)
+        prev = rec.hash
+    path = tmp_path / "forged.jsonl"
+    path.write_bytes(b"".join(encode_record(r) for r in forged))
+    decided = redecide(read_log(path).records)
+    assert decided.mismatch is not None and decided.mismatch.line == 1
+    assert "not the seeded deal" in decided.mismatch.why
+    assert main(["replay", str(path), "--no-state-dir", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert any(
+        "the cards on the table are not the seeded deal" in p.lower() for p in doc["problems"]
+    )

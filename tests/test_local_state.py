@@ -1,0 +1,129 @@
+"""``make play``'s memory between runs (client/local.py), without tmux: which unfinished game is
+offered, how seats follow the server to a new port, and the look at the room after the client
+exits. The whole path, in tmux, is tests/test_local_play.py."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import socket
+from pathlib import Path
+
+import trio
+from wsclient import open_table, start_game
+
+from client import local
+from client.bots.player import bot_seat_server, move_bot_seats, saved_bots
+from client.statefile import StateDir
+from protocol import messages as m
+
+OLD, NEW = "ws://127.0.0.1:8765", "ws://127.0.0.1:9001"
+
+
+def last_game(replays: Path, **kw) -> local.LastGame:
+    fields = dict(
+        url=OLD,
+        room="ABCD",
+        name="Tess",
+        game_id="g1",
+        replays=str(replays.resolve()),
+        round=2,
+        rounds=4,
+        players=["Tess", "Ada", "Basil", "Cleo"],
+    )
+    return local.LastGame(**{**fields, **kw})
+
+
+def seat(store: StateDir, url: str = OLD, room: str = "ABCD", name: str = "Tess") -> None:
+    store.save_seat(url, room, seat=0, player_id="p0", token="t" * 43, name=name)
+
+
+def test_an_unfinished_game_is_offered_only_with_its_log_and_its_seat(tmp_path):
+    store, replays = StateDir(tmp_path / "state"), tmp_path / "replays"
+    replays.mkdir()
+    assert local.load_last_game(store, replays) is None
+    last = last_game(replays)
+    local.save_last_game(store, last)
+    assert local.load_last_game(store, replays) is None  # no log yet
+    last.log.write_text("")
+    assert local.load_last_game(store, replays) is None  # no seat token
+    seat(store)
+    assert local.load_last_game(store, replays) == last
+    assert local.load_last_game(store, tmp_path / "elsewhere") is None  # other replays/
+    assert last.port == 8765
+    assert last.question() == (
+        "Your game in room ABCD is unfinished (round 2 of 4, with Ada, Basil and Cleo)."
+        " Resume it? [Y/n] "
+    )
+    local.forget_last_game(store)
+    assert local.load_last_game(store, replays) is None
+    local.last_game_path(store).write_text("{not json")
+    assert local.load_last_game(store, replays) is None
+
+
+def test_resuming_is_asked_unless_answered_beforehand(tmp_path, monkeypatch, capsys):
+    last = last_game(tmp_path)
+
+    def args(**kw) -> argparse.Namespace:
+        return argparse.Namespace(**{"resume": False, "new": False, **kw})
+
+    assert local.want_resume(last, args(new=True)) is False
+    assert local.want_resume(last, args(resume=True)) is True
+    assert local.want_resume(None, args(resume=True)) is False
+    assert "no unfinished game" in capsys.readouterr().out
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    assert local.want_resume(last, args()) is True  # no terminal: nobody to ask, resume
+
+
+def test_seats_follow_the_server_to_another_port(tmp_path):
+    store, bots = StateDir(tmp_path / "state"), StateDir(tmp_path / "bots")
+    seat(store)
+    for i, name in enumerate(["Cleo", "Ada"], 1):
+        bots.save_seat(
+            bot_seat_server(OLD, name), "ABCD", seat=3 - i, player_id=f"b{i}", token=f"{i}" * 43,
+            name=name,
+        )  # fmt: skip
+    bots.save_seat(
+        bot_seat_server(OLD, "Gus"), "WXYZ", seat=1, player_id="x", token="x" * 43, name="Gus"
+    )
+    assert [b["name"] for b in saved_bots(bots, OLD, "abcd")] == ["Ada", "Cleo"]  # seat order
+    entry = local.move_seat(store, OLD, NEW, "ABCD")
+    assert entry is not None and store.load_seat(NEW, "ABCD")["token"] == entry["token"]
+    move_bot_seats(bots, OLD, NEW, "ABCD")
+    moved = saved_bots(bots, NEW, "ABCD")
+    assert [(b["name"], b["player_id"]) for b in moved] == [("Ada", "b2"), ("Cleo", "b1")]
+    assert saved_bots(bots, NEW, "WXYZ") == []  # another room's bots stay where they were
+    assert store.load_seat(NEW, "ABCD")["name"] == "Tess"  # a person's seat is never a bot's
+
+
+async def test_the_look_after_the_client_exits_sees_this_game(server):
+    async with open_table(server.url, ["Tess", "Ada", "Basil"]) as table:
+        view = await start_game(table)
+        room, token = table[0].room, table[0].token
+        assert room is not None
+        seen = await local.look_at_room(server.url, room, token)
+        assert seen is not None and seen.game_id == view.game_id and seen.phase != "over"
+    lines = local.summary(seen, server.replays, seen.game_id)
+    assert lines[0] == f"Game log: {server.replays / f'{view.game_id}.jsonl'}"
+    assert "run make play again to resume it" in lines[-1]
+    assert local.summary(None, server.replays, None) == []
+
+
+async def test_the_look_uses_the_seat_when_spectators_are_not_allowed(server):
+    settings = m.RoomSettings(spectators=False)
+    async with open_table(server.url, ["Tess", "Ada", "Basil"], settings) as table:
+        room, token = table[0].room, table[0].token
+        assert room is not None and token is not None
+    # Everyone left (the lobby keeps their seats a while): the token still shows the room.
+    assert await local.look_at_room(server.url, room, None) is None
+    seen = await local.look_at_room(server.url, room, token)
+    assert seen is not None and seen.room == room and seen.game_id is None
+    assert local.summary(seen, server.replays, None) == ["No game was started."]
+
+
+async def test_the_look_at_a_server_that_is_gone_is_nothing():
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"ws://127.0.0.1:{s.getsockname()[1]}"
+    with trio.fail_after(10):
+        assert await local.look_at_room(url, "ABCD", None) is None
