@@ -300,6 +300,7 @@ def _commit_lines(a: Audit, r: RoundAudit) -> list[str]:
 
 
 def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
+    """Every step of the round in time order, presence and the host's actions included."""
     out = []
     for s in r.steps:
         e = s.event
@@ -307,6 +308,42 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
         match e:
             case ev.CardChosen():
                 out.append(f"{at}  {a.name(e.seat)} chose {_card(a, e.card)}")
+            case ev.SpellWritten():
+                out.append(f"{at}  {a.name(e.seat)} wrote the spell word {shown(repr(e.word))}")
+            case ev.BoardsMarked():
+                boards = ", ".join(a.name(b) for b in e.boards) or "no board"
+                out.append(f"{at}  {a.name(e.seat)} placed the crystals: {boards}")
+            case ev.Committed():
+                how = "replaced their summoning word" if e.replaced else "locked in a summoning word"
+                out.append(f"{at}  {a.name(e.seat)} {how}")
+            case ev.PhaseStarted(phase="reveal"):
+                out.append(f"{at}  the summon closed: every commitment in, reveals open")
+            case ev.Revealed():
+                out.append(f"{at}  {a.name(e.seat)} revealed (it stays hidden until all are in)")
+            case ev.PhaseStarted(phase="review"):
+                out.append(f"{at}  the review opened")
+            case ev.ProposalMade():
+                words = " and ".join(a.name(x) for x in e.seats)
+                what = (
+                    f"challenged {words}'s word ({e.rule})"
+                    if e.kind == "challenge"
+                    else f"proposed that {words} wrote the same thing"
+                )
+                out.append(f"{at}  proposal #{e.proposal + 1}: {a.name(e.by)} {what}")
+            case ev.VoteCast():
+                why = f": {shown(repr(e.reason))}" if e.reason else ""
+                vote = "yes" if e.yes else "no"
+                out.append(f"{at}  {a.name(e.seat)} voted {vote} on #{e.proposal + 1}{why}")
+            case ev.ProposalSettled():
+                verdict = "carried" if e.carried else "did not carry"
+                out.append(f"{at}  proposal #{e.proposal + 1} {verdict}, {e.yes}-{e.no}")
+            case ev.PlayerDone():
+                out.append(f"{at}  {a.name(e.seat)} said done")
+            case ev.PresenceChanged():
+                state = "came back" if e.connected else "went away (connection lost)"
+                out.append(f"{at}  {a.name(e.seat)} {state}")
+            case ev.RoundScored():
+                out.append(f"{at}  the round was scored: {e.case}")
             case ev.TurnPassed():
                 out.append(f"{at}  {a.name(e.seat)}'s spell turn passed: {e.reason}")
             case ev.PlayerSkipped():

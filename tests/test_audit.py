@@ -577,16 +577,30 @@ def test_an_unknown_rules_version_is_refused(tmp_path, capsys):
 #: Pinned from the committed samples, games played by computer players through the real server
 #: (``conjure demo``): file -> (final totals by name, case of each round).
 GOLDEN = {
+    # rules version 2, re-recorded through the real server: `conjure demo` (computer players)
     "sample-standard.jsonl": (
-        {"Ada": 14, "Emil": 18, "Dora": 11, "Cleo": 12, "Basil": 13},
-        {1: "conjured", 2: "conjured", 3: "missed-conjurer", 4: "everyone", 5: "conjured"},
+        {"Ada": 8, "Cleo": 18, "Dora": 23, "Emil": 14, "Basil": 7},
+        {1: "conjured", 2: "conjured", 3: "conjured", 4: "missed-conjurer", 5: "missed-conjurer"},
     ),
     "sample-dark-magic.jsonl": (
-        {"Ada": 7, "Basil": 3, "Cleo": 5, "Dora": 8},
-        {1: "failed", 2: "missed-conjurer", 3: "conjured", 4: "conjured"},
+        {"Ada": 3, "Basil": 8, "Cleo": 4, "Dora": 6},
+        {1: "conjured", 2: "conjured", 3: "missed-conjurer", 4: "conjured"},
     ),
     # scripted players (tests/test_server_game.py): a challenge carried 2-1, an invalid word
     "sample-review.jsonl": (
+        {"Ann": 9, "Bob": 4, "Cy": 1, "Dee": 1},
+        {1: "conjured", 2: "everyone", 3: "missed-conjurer", 4: "failed"},
+    ),
+    # the rules version 1 samples they replace, still audited (by folding, not re-deciding)
+    "sample-v1-standard.jsonl": (
+        {"Ada": 14, "Emil": 18, "Dora": 11, "Cleo": 12, "Basil": 13},
+        {1: "conjured", 2: "conjured", 3: "missed-conjurer", 4: "everyone", 5: "conjured"},
+    ),
+    "sample-v1-dark-magic.jsonl": (
+        {"Ada": 7, "Basil": 3, "Cleo": 5, "Dora": 8},
+        {1: "failed", 2: "missed-conjurer", 3: "conjured", 4: "conjured"},
+    ),
+    "sample-v1-review.jsonl": (
         {"Ann": 9, "Bob": 4, "Cy": 1, "Dee": 1},
         {1: "conjured", 2: "everyone", 3: "missed-conjurer", 4: "failed"},
     ),

@@ -212,9 +212,11 @@ def replay_json(capsys, name: str, *house: str) -> dict:
 
 #: Hand-worked house totals from each sample's rounds (``conjure replay`` shows them):
 #: sample -> house rule -> totals. Where a reading does not apply, the totals are the official ones.
+#: Worked by hand on the rules version 1 samples (kept beside the re-recorded ones, so the older
+#: format is audited too).
 SAMPLES = {
     # official Ada 14, Emil 18, Dora 11, Cleo 12, Basil 13.
-    "sample-standard.jsonl": {
+    "sample-v1-standard.jsonl": {
         # round 3, s = 2, Ada = Emil = Cleo = Basil, not the conjurer Dora: 2 x 2 x 4 = 16 each
         # instead of 2 x 2 = 4: +12 for each of the four.
         "missed-per-match": {"Ada": 26, "Emil": 30, "Dora": 11, "Cleo": 24, "Basil": 25},
@@ -226,7 +228,7 @@ SAMPLES = {
         "crystal-others-only": {"Ada": 14, "Emil": 18, "Dora": 11, "Cleo": 12, "Basil": 13},
     },
     # official Ada 7, Basil 3, Cleo 5, Dora 8.
-    "sample-dark-magic.jsonl": {
+    "sample-v1-dark-magic.jsonl": {
         # round 2, s = 2, Ada = Dora: 2 x 2 x 2 = 8 instead of 4: +4 each.
         "missed-per-match": {"Ada": 11, "Basil": 3, "Cleo": 5, "Dora": 12},
         # the conjured rounds 3 and 4 have one group each, and no crystal on the conjurer.
@@ -234,7 +236,7 @@ SAMPLES = {
         "crystal-others-only": {"Ada": 7, "Basil": 3, "Cleo": 5, "Dora": 8},
     },
     # official Ann 9, Bob 4, Cy 1, Dee 1.
-    "sample-review.jsonl": {
+    "sample-v1-review.jsonl": {
         # round 3, s = 2, Ann = Bob: 8 instead of 4: +4 each.
         "missed-per-match": {"Ann": 13, "Bob": 8, "Cy": 1, "Dee": 1},
         # round 1 (conjured) has one group and the conjurer Ann's board holds no crystal.
@@ -271,7 +273,7 @@ def test_replay_json_house_scores_beside_unchanged_official_ones(name, capsys):
 
 
 def test_replay_text_shows_each_round_and_the_totals_side_by_side(capsys):
-    path = str(REPO / "replays" / "sample-standard.jsonl")
+    path = str(REPO / "replays" / "sample-v1-standard.jsonl")
     assert main(["replay", path, "--no-state-dir", "--house-rule", "missed-per-match"]) == 0
     text = capsys.readouterr().out
     assert text.count("House rule missed-per-match (H1), beside the official score") == 5
@@ -293,7 +295,7 @@ def test_replay_text_shows_each_round_and_the_totals_side_by_side(capsys):
 
 
 def test_replay_refuses_an_unknown_house_rule_as_a_usage_error(capsys):
-    path = str(REPO / "replays" / "sample-review.jsonl")
+    path = str(REPO / "replays" / "sample-v1-review.jsonl")
     with pytest.raises(SystemExit) as caught:
         main(["replay", path, "--house-rule", "double-crystals"])
     assert caught.value.code == 2

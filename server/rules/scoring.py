@@ -197,6 +197,27 @@ def _house_point(points: int, why: str, name: str) -> Point:
     return Point(points, f"{why} (house rule {name})", HOUSE_RULES[name].ruling)
 
 
+def _nothing(sheet: RoundSheet[P], case: Case, p: P, counted: bool) -> Point:
+    """Why ``p`` scored nothing this round, as a 0-point line citing the case's ruling."""
+    if not counted:
+        rule = {"everyone": "P1", "conjured": "P2", "missed-conjurer": "P3"}.get(case, "P4")
+        return Point(0, "no counted summoning word: no points", rule)
+    if case == "everyone":
+        return Point(0, "the conjurer scores nothing when everyone summoned the same thing", "P1")
+    if case == "conjured":
+        return Point(
+            0, "matched neither the conjurer nor anyone else, and no crystal: no points", "P2"
+        )
+    if case == "missed-conjurer":
+        why = (
+            "the conjurer: nobody matched you, so no points"
+            if p == sheet.conjurer
+            else ("matched nobody: no points")
+        )
+        return Point(0, why, "P3")
+    return Point(0, "no two words matched: the conjuration failed, nobody scores", "P4")
+
+
 def score_round(sheet: RoundSheet[P], house: Iterable[str] = frozenset()) -> RoundResult[P]:
     """Score one round; exactly one case applies, then -3 per invalid word (P5).
 
@@ -267,6 +288,10 @@ def score_round(sheet: RoundSheet[P], house: Iterable[str] = frozenset()) -> Rou
     else:
         case = "failed"
 
+    # Nobody is left without a reason: a 0 is explained too (the case says why).
+    for p in sheet.players:
+        if not reasons[p] and p not in invalid:  # an invalid word's -3 line says why
+            reasons[p].append(_nothing(sheet, case, p, p in counted))
     for p, why in invalid.items():
         reasons[p].append(Point(INVALID_PENALTY, f"invalid word: {why.reason}", "P5"))
     scores = {p: sum(pt.points for pt in reasons[p]) for p in sheet.players}
