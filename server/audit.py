@@ -28,6 +28,7 @@ from typing import Any
 from protocol import events as ev
 from protocol.events import RULE_TEXT
 from protocol.house import canonical
+from protocol.statedir import default_state_dir
 from protocol.text import escape_unshown
 from server.audit_verify import (
     Audit,
@@ -36,7 +37,6 @@ from server.audit_verify import (
     Step,
     Unusable,
     audit,
-    default_state_dir,
     parse_receipt_arg,
 )
 from server.feed import duration, standings

@@ -23,7 +23,6 @@ Order of the checks:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -38,8 +37,9 @@ import msgspec
 from protocol import events as ev
 from protocol.commitment import check_reveal
 from protocol.events import RULES_VERSION
+from protocol.statedir import RECEIPTS_DIR, receipt_file_name
 from protocol.words import word_fingerprint
-from server.logstore import LogCorrupt, LogRecord, read_log, verify_receipt
+from server.logstore import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
 from server.redecide import redecide
 from server.rules.evolve import evolve
 from server.rules.legacy import upgrade
@@ -53,7 +53,6 @@ KNOWN_RULES_VERSIONS: frozenset[int] = frozenset(ev.AUDITABLE_RULES)
 
 _RECORD_START = b'{"batch":'
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 
 class Unusable(Exception):
@@ -97,16 +96,6 @@ def parse_receipt_arg(text: str) -> Receipt:
             "64 hex digit hash) or a receipt file"
         )
     return Receipt(int(seq_text), hash_text.lower(), "--receipt")
-
-
-def default_state_dir() -> Path:
-    """The client's state directory: ``$CONJURE_STATE_DIR``, else the platform's user state dir."""
-    env = os.environ.get("CONJURE_STATE_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_state_dir("conjure"))
 
 
 def _receipt_items(doc: Any) -> list[Any]:
@@ -155,17 +144,10 @@ def receipts_from_file(
     return found, notes
 
 
-def receipt_file_name(game_id: str) -> str:
-    """The file a client keeps its receipt in (``client/statefile.py``)."""
-    if _SAFE_NAME.match(game_id) and game_id not in (".", ".."):
-        return f"{game_id}.json"
-    return hashlib.sha256(game_id.encode()).hexdigest() + ".json"
-
-
 def receipts_from_state_dir(state_dir: Path, game_id: str) -> tuple[list[Receipt], list[str]]:
     """Every receipt for ``game_id`` under ``<state_dir>/receipts/`` (its own file, and any other
     JSON file there that names the game)."""
-    folder = state_dir / "receipts"
+    folder = state_dir / RECEIPTS_DIR
     if not folder.is_dir():
         return [], []
     own = folder / receipt_file_name(game_id)
@@ -784,6 +766,12 @@ def _replay(audit: Audit) -> None:
             f"{audit.path}: the game was played under rules version {start.rules_version}, which "
             f"this program does not know (it scores rules version {known}); audit it with the "
             "version of conjure that recorded it"
+        )
+    if start.log_format > LOG_FORMAT:
+        raise Unusable(
+            f"{audit.path}: the log is in record format {start.log_format}, which this program "
+            f"does not know (it reads formats 1 to {LOG_FORMAT}); audit it with the version of "
+            "conjure that recorded it"
         )
     audit.start = start
     audit.totals = {p.seat: 0 for p in start.players}

@@ -67,6 +67,9 @@ __all__ = [
     "verify_receipt",
 ]
 
+#: The record format this module writes: 2 adds ``cmd`` (each batch's command) to the first record
+#: of a batch; a log names its format in ``game_started.log_format`` (absent: 1).
+LOG_FORMAT = 2
 #: Prefixed to every hash input so a log hash can never be confused with another SHA-256 use.
 DOMAIN_TAG = b"conjure-log-v1\x00"
 #: ``prev`` of the record with seq 0.

@@ -40,6 +40,7 @@ from protocol.events import (
 from protocol.messages import Receipt, ResultView
 from server import results
 from server.logstore import (
+    LOG_FORMAT,
     LogCorrupt,
     LogError,
     LogRecord,
@@ -141,6 +142,9 @@ def _load_one(path: Path, report: LoadReport, say: Callable[[str], None]) -> Non
             f"it names rules version {version!r}, which this server does not know "
             f"(it plays version {RULES_VERSION})"
         )
+    fmt = getattr(start, "log_format", 1)
+    if fmt > LOG_FORMAT:
+        raise _Refuse(f"it is in log format {fmt}; this server reads formats 1 to {LOG_FORMAT}")
     if version == RULES_VERSION:
         illegal = first_illegal([start])  # the table, before reading further
         if illegal is not None:

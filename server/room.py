@@ -48,6 +48,7 @@ from server.lobby import (
     token_matches,
 )
 from server.logstore import (
+    LOG_FORMAT,
     LogError,
     LogFailure,
     LogRecord,
@@ -782,6 +783,7 @@ class Room:
             words=word_fingerprint(),
             house_rules=tuple(settings.house_rules),
             deal=record,
+            log_format=LOG_FORMAT,
         )
         decided = decide_and_fold(None, start)
         if isinstance(decided, cmd.Rejection):

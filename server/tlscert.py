@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from protocol.fingerprint import fingerprint
+from protocol.statedir import default_state_dir
 from server.netinfo import addresses_for
 
 CERT_FILE = "cert.pem"
@@ -58,8 +59,6 @@ class ServerCertificate:
 
 def default_tls_dir() -> Path:
     """``server-tls`` in the state directory (the same one the client uses)."""
-    from client.statefile import default_state_dir
-
     return default_state_dir() / TLS_DIR_NAME
 
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from client.cli import main
 from client.statefile import StateDir
+from protocol.statedir import RECEIPTS_DIR, STATE_DIR_ENV, default_state_dir, receipt_file_name
 from server.audit_verify import Audit, Receipt, Unusable, audit
 from server.logstore import LogRecord, read_log
 from tests.auditlogs import (
@@ -490,6 +491,17 @@ def test_receipts_are_read_from_the_state_directory(tmp_path, monkeypatch, capsy
     assert doc["finished"] is False
 
 
+def test_the_client_keeps_receipts_where_the_audit_looks(tmp_path, monkeypatch):
+    """One state directory and receipt file name (protocol/statedir.py) for both sides."""
+    monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "env-state"))
+    assert StateDir().path == default_state_dir() == tmp_path / "env-state"
+    for game_id in ("game-1", "../escape", "..", "a" * 101, "ünï"):
+        expected = tmp_path / "s" / RECEIPTS_DIR / receipt_file_name(game_id)
+        assert StateDir(tmp_path / "s").receipt_path(game_id) == expected
+    assert receipt_file_name("game-1") == "game-1.json"
+    assert "/" not in receipt_file_name("../escape")
+
+
 def test_a_receipt_file_can_be_given_directly(tmp_path, capsys):
     path = tmp_path / "game-1.jsonl"
     records = write_log(path, sample_game().decisions)
@@ -579,12 +591,12 @@ def test_an_unknown_rules_version_is_refused(tmp_path, capsys):
 GOLDEN = {
     # rules version 2, re-recorded through the real server: `conjure demo` (computer players)
     "sample-standard.jsonl": (
-        {"Ada": 8, "Cleo": 18, "Dora": 23, "Emil": 14, "Basil": 7},
-        {1: "conjured", 2: "conjured", 3: "conjured", 4: "missed-conjurer", 5: "missed-conjurer"},
+        {"Ada": 9, "Dora": 6, "Cleo": 16, "Basil": 7, "Emil": 5},
+        {1: "everyone", 2: "everyone", 3: "conjured", 4: "everyone", 5: "conjured"},
     ),
     "sample-dark-magic.jsonl": (
-        {"Ada": 3, "Basil": 8, "Cleo": 4, "Dora": 6},
-        {1: "conjured", 2: "conjured", 3: "missed-conjurer", 4: "conjured"},
+        {"Ada": 12, "Basil": 4, "Cleo": 9, "Dora": 8},
+        {1: "conjured", 2: "missed-conjurer", 3: "conjured", 4: "missed-conjurer"},
     ),
     # scripted players (tests/test_server_game.py): a challenge carried 2-1, an invalid word
     "sample-review.jsonl": (

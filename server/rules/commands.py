@@ -39,6 +39,7 @@ class StartGame(Command):
     house_rules: tuple[str, ...] = ()
     #: The seeded deal ``cards`` must be (protocol.deal); checked by decide, so by every audit.
     deal: DealRecord | None = None
+    log_format: int = 1
 
 
 class ChooseCard(Command):

@@ -312,6 +312,7 @@ def _start(b: _Builder, c: cmd.StartGame) -> None:
             words=c.words,
             house_rules=tuple(c.house_rules),
             deal=c.deal,
+            log_format=c.log_format,
         )
     )
     _start_round(b, 1, c.now)
