@@ -6,6 +6,12 @@ The Trio side owns the program's lifetime: it starts the UI as an asyncio task, 
 connection in a nursery, and cancels the nursery when the UI ends. Keys reach the network
 through ``send_nowait`` on a memory channel; the network reaches the screen by updating the
 Session and calling ``app.invalidate()``.
+
+The layout is five windows: the header, the middle (drawn by ``client.screen.middle`` for the
+exact size it gets), the status line, the input line and the key help. Before each drawing the
+input line is given to the question now asked (``Session.settle_input``): text typed for a
+question that closed is never carried into the next one. The exit status is not 0 when no room
+was ever joined.
 """
 
 from __future__ import annotations
@@ -19,31 +25,52 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
 import trio
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.data_structures import Point
+from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import HSplit, Layout, Window
-from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.controls import BufferControl, UIContent, UIControl
 from prompt_toolkit.layout.dimension import Dimension
-from prompt_toolkit.layout.processors import BeforeInput
+from prompt_toolkit.layout.processors import BeforeInput, ConditionalProcessor, PasswordProcessor
 from prompt_toolkit.output import ColorDepth
 
 from client import screen
 from client.net import Connection
 from client.pins import KnownServers, Trust, pin_problem
 from client.session import Session, name_problem, parse_limits
-from client.statefile import StateDir
+from client.statefile import ENV_LOCAL_SERVER, StateDir
 from protocol.deck import DeckError, load_deck
+from protocol.house import HOUSE_RULES, canonical
 from protocol.messages import ClientMsg, RoomSettings
 
 DEFAULT_URL = "ws://localhost:8765"
+
+
+class SizedText(UIControl):
+    """Text drawn for the exact size its window gets (``draw(width, height)`` -> lines).
+
+    The screen module lays out the middle of the screen itself, line by line, so it must know
+    how many lines it has; prompt_toolkit passes the size to ``create_content``.
+    """
+
+    def __init__(self, draw: Callable[[int, int], list[StyleAndTextTuples]]) -> None:
+        self.draw = draw
+
+    def create_content(self, width: int, height: int) -> UIContent:
+        lines = self.draw(width, height)
+        return UIContent(get_line=lambda i: lines[i], line_count=len(lines), show_cursor=False)
+
+    def is_focusable(self) -> bool:
+        return False
 
 
 @dataclass
@@ -82,6 +109,7 @@ class ClientApp:
         self.connection: Connection | None = None
         self.buffer = Buffer(multiline=False)
         self._width_override: int | None = None
+        self._page = 10  # lines PgUp/PgDn move: what the middle showed last
         self.app: Application[int] = self._build_app(input, output)
         self.ui_task: asyncio.Future | None = None
         self._trio_cancel: trio.CancelScope | None = None
@@ -97,22 +125,16 @@ class ClientApp:
 
     # ---------------------------------------------------------------- layout
 
+    def _width(self) -> int:
+        if self._width_override is not None:
+            return self._width_override
+        try:
+            return self.app.output.get_size().columns
+        except Exception:
+            return 80
+
     def _build_app(self, input, output) -> Application[int]:
         s = self.session
-
-        def width() -> int:
-            if self._width_override is not None:
-                return self._width_override
-            try:
-                return self.app.output.get_size().columns
-            except Exception:
-                return 80
-
-        def feed_content():
-            return screen.feed(s)
-
-        def feed_cursor():
-            return Point(0, max(0, sum(t.count("\n") for _, t, *_ in screen.feed(s))))
 
         keys_mode = Condition(lambda: s.wants_keys() and not self.buffer.text)
 
@@ -122,7 +144,11 @@ class ClientApp:
         @kb.add("c-q", eager=True)
         @kb.add(Keys.SIGINT)
         def _quit(event) -> None:
-            event.app.exit(result=0)
+            if s.request_quit():
+                event.app.exit(result=0)
+            else:
+                self.settle()
+                event.app.invalidate()
 
         @kb.add("enter", eager=True)
         def _enter(event) -> None:
@@ -133,6 +159,12 @@ class ClientApp:
         def _escape(event) -> None:
             self._guard(lambda: s.key("escape"))
 
+        for name in ("pageup", "pagedown", "f1", "f2", "f3", "f4"):
+
+            @kb.add(name, eager=True)
+            def _page(event, name=name) -> None:
+                self._guard(lambda: s.key(name, page=self._page))
+
         @kb.add(Keys.Any, filter=keys_mode, eager=True)
         def _key(event) -> None:
             ch = event.data
@@ -141,10 +173,12 @@ class ClientApp:
             elif len(ch) == 1 and ch.isprintable():
                 self._guard(lambda: s.key(ch))
 
+        secret = Condition(lambda: s.join_field == "password" and not s.joined)
         input_window = Window(
             BufferControl(
                 buffer=self.buffer,
                 input_processors=[
+                    ConditionalProcessor(PasswordProcessor(), secret),
                     BeforeInput(lambda: [("class:prompt", s.prompt())]),
                 ],
             ),
@@ -152,28 +186,22 @@ class ClientApp:
             dont_extend_height=True,
             wrap_lines=True,
         )
+
+        def middle(width: int, height: int) -> list[StyleAndTextTuples]:
+            drawn = screen.middle(s, width, height)
+            self._page = drawn.page
+            return list(drawn.lines)
+
         body = HSplit(
             [
-                Window(FormattedTextControl(lambda: screen.header(s, width())), height=1),
+                Window(SizedText(lambda w, h: [screen.header(s, w)]), height=1),
+                Window(SizedText(middle), height=Dimension(min=1, weight=1)),
                 Window(
-                    FormattedTextControl(lambda: screen.boards(s, width())),
-                    dont_extend_height=True,
-                    height=Dimension(min=2),
+                    SizedText(lambda w, h: list(screen.status_lines(s, w))),
+                    height=lambda: Dimension.exact(len(screen.status_lines(s, self._width()))),
                 ),
-                Window(
-                    FormattedTextControl(lambda: screen.panel(s, width())),
-                    dont_extend_height=True,
-                    height=Dimension(min=0),
-                ),
-                Window(char="─", height=1, style="class:dim"),
-                Window(
-                    FormattedTextControl(feed_content, get_cursor_position=feed_cursor),
-                    wrap_lines=True,
-                    height=Dimension(min=2, preferred=3, weight=1),
-                ),
-                Window(FormattedTextControl(lambda: screen.status(s, width())), height=1),
                 input_window,
-                Window(FormattedTextControl(lambda: screen.key_help(s, width())), height=1),
+                Window(SizedText(lambda w, h: [screen.key_help(s, w)]), height=1),
             ]
         )
         color_depth = ColorDepth.DEPTH_1_BIT if screen.no_color() else None
@@ -187,9 +215,21 @@ class ClientApp:
             color_depth=color_depth,
             input=input,
             output=output,
+            before_render=lambda _app: self.settle(),
         )
         app.ttimeoutlen = 0.05
         return app
+
+    def settle(self) -> None:
+        """Give the input line to the question now asked (``Session.settle_input``)."""
+        text = self.session.settle_input(self.buffer.text)
+        if text is not None and text != self.buffer.text:
+            self.buffer.document = Document(text, len(text))
+
+    def _notify(self) -> None:
+        """The network changed the session: settle the input line, draw again."""
+        self.settle()
+        self.app.invalidate()
 
     def _guard(self, fn) -> None:
         try:
@@ -199,11 +239,12 @@ class ClientApp:
             self.session.say("error", f"Internal error; details in {self.store.log_path}.")
         if self.session.quit_requested:
             self.app.exit(result=0)
+        self.settle()
         self.app.invalidate()
 
     def _on_enter(self, text: str) -> None:
         s = self.session
-        if s.wants_keys() and not text:
+        if s.overlay is None and s.wants_keys() and not text:
             s.key("enter")
             return
         if s.submit(text):
@@ -217,6 +258,7 @@ class ClientApp:
 
         shot = Screen()
         self._width_override = width
+        self.settle()
         self.app.render_counter += 1  # controls cache their text per render
         try:
             with set_app(self.app):
@@ -284,7 +326,7 @@ class ClientApp:
             self.session,
             self.opts.url,
             self._receive_channel,
-            self.app.invalidate,
+            self._notify,
             trust=Trust(
                 pin=self.opts.pin,
                 known=KnownServers(self.store.path),
@@ -352,6 +394,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     setup.add_argument("--no-spectators", action="store_true", help="nobody may watch")
     setup.add_argument(
+        "--house-rule",
+        action="append",
+        default=[],
+        choices=sorted(HOUSE_RULES),
+        metavar="NAME",
+        help="play and score by this house rule (repeatable; docs/RULES.md, House rules): "
+        + ", ".join(sorted(HOUSE_RULES)),
+    )
+    setup.add_argument(
         "--max-spectators",
         type=int,
         metavar="N",
@@ -381,6 +432,9 @@ def settings_from_args(args: argparse.Namespace) -> RoomSettings:
         settings = msgspec.structs.replace(settings, custom_cards=cards, deck=deck)
     if getattr(args, "no_spectators", False):
         settings = msgspec.structs.replace(settings, spectators=False)
+    house = getattr(args, "house_rule", None) or []
+    if house:
+        settings = msgspec.structs.replace(settings, house_rules=canonical(house))
     most = getattr(args, "max_spectators", None)
     if most is not None:
         if not 0 <= most <= 1000:
@@ -449,8 +503,13 @@ def run_client(opts: Options) -> int:
         print(f"conjure: {client.connection.refused}", file=sys.stderr)  # gone with the screen
         return 1
     s = client.session
+    if not s.joined_once:
+        # Nothing was ever joined: say why, and say it in the exit status too.
+        why = s.join_error or s.gave_up or s.ended or "nothing was joined"
+        print(f"conjure: no room was joined ({why})", file=sys.stderr)
+        return code or 1
     # make play stops its own server when the client quits: there is no coming back to it.
-    if s.room and s.token and not s.spectator and not os.environ.get("CONJURE_LOCAL_SERVER"):
+    if s.room and s.token and not s.spectator and not os.environ.get(ENV_LOCAL_SERVER):
         name = f" --name {s.name}" if s.name and " " not in s.name else ""
         print(f"Left room {s.room}. Come back with: conjure play {s.server} --room {s.room}{name}")
     return code

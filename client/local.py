@@ -59,7 +59,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from client.statefile import StateDir, write_private
+from client.statefile import (
+    ENV_LOCAL_BOTS,
+    ENV_LOCAL_SERVER,
+    ENV_SHARE_URL,
+    StateDir,
+    write_private,
+)
 
 DEFAULT_PORT = 8765
 SERVER_START_TIMEOUT = 30.0
@@ -71,10 +77,6 @@ CLIENT_NAME = "conjure-local/0.1"
 LAST_GAME_FILE = "local-game.json"
 #: Under the client state directory: the computer players' own state (seat tokens, secrets).
 BOTS_STATE_DIR = "local-bots"
-#: What the client is told (environment variables it reads).
-ENV_LOCAL_SERVER = "CONJURE_LOCAL_SERVER"
-ENV_LOCAL_BOTS = "CONJURE_LOCAL_BOTS"
-ENV_SHARE_URL = "CONJURE_SHARE_URL"
 
 
 class Stopped(Exception):

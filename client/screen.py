@@ -1,23 +1,41 @@
 """What the screen shows: pure functions from a Session to prompt_toolkit formatted text.
 
 Layout, top to bottom (see ``client.app``): a header (room, round, conjurer, category, phase,
-countdown), the boards (one row per player in that player's colour, with a line for flags and
-rulings under it), a panel that depends on the phase (cards to choose from, proposals under
-review, the last round's result, final standings, the lobby's settings), the feed, a status
-line (connection banner, warnings, errors), the input line and a one-line key help.
+countdown), the *middle* and, under it, a status line (connection banner, warnings, errors), the
+input line and a one-line key help. The middle is drawn here line by line for the exact space it
+has (:func:`middle`): the boards (one row per player in that player's colour), a panel that
+depends on the phase (the settings form, the lobby, the categories, the challenge menu, the
+proposals, the standings), and the feed, which scrolls back (PgUp/PgDn). Every line is given a
+priority, and what does not fit is left out by whole lines, least needed first, so that the
+layout fits 80x24 with 3 to 8 players. A *card* (a round's results, the help, how to play) takes
+the whole middle until it is closed.
+
+Nothing is cut mid-word: long texts are wrapped at spaces or shortened on purpose
+(``client.textfit``).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+from dataclasses import dataclass
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.styles import Style
-from prompt_toolkit.utils import get_cwidth
 
 from client.session import Session, names_list, settings_lines, stars
-from protocol.events import RULE_TEXT
-from protocol.messages import PlayerView, ResultView, View
+from client.statefile import ENV_SHARE_URL
+from client.textfit import cells, pad, shorten, wrap, wrap_items
+from client.texts import (
+    HELP,
+    HELP_SPECTATOR,
+    HOWTO,
+    HOWTO_SHORT,
+    SPELL_WORD,
+    SUMMONING_WORD,
+)
+from protocol.events import CASE_TEXT, RULE_TEXT
+from protocol.messages import PlayerView, ProposalView, ResultView, View
 
 PHASE_NAMES = {
     "lobby": "lobby",
@@ -31,14 +49,6 @@ PHASE_NAMES = {
     "over": "game over",
 }
 
-CASE_TEXT = {
-    "everyone": "everyone summoned the same thing",
-    "conjured": "some, but not all, matched the conjurer",
-    "missed-conjurer": "matches, but not with the conjurer",
-    "failed": "no matches: the conjuration failed",
-    "void": "the round was voided",
-}
-
 COLOUR_STYLES = {
     "red": "ansired",
     "blue": "ansibrightblue",
@@ -49,6 +59,24 @@ COLOUR_STYLES = {
     "cyan": "ansicyan",
     "pink": "#ff87d7",
 }
+
+#: One screen line: fragments, no newline.
+Line = list[tuple[str, str]]
+
+
+@dataclass
+class Row:
+    """A line of the middle and how much it matters: 0 must show, 3 shows if there is room.
+
+    Lines of one ``group`` (a wrapped paragraph) are shown together or not at all.
+    """
+
+    line: Line
+    prio: int = 0
+    group: int = 0
+
+
+_groups = itertools.count(1)
 
 
 def no_color() -> bool:
@@ -98,21 +126,8 @@ def make_style(colour: bool | None = None) -> Style:
 
 
 def fit(text: str, width: int) -> str:
-    """Cut or pad to exactly ``width`` cells (wide characters count double)."""
-    out = []
-    used = 0
-    for ch in text:
-        w = max(get_cwidth(ch), 0)
-        if used + w > width:
-            if out and width > 1:
-                while out and used + 1 > width:
-                    used -= max(get_cwidth(out.pop()), 0)
-                out.append("…")
-                used += 1
-            break
-        out.append(ch)
-        used += w
-    return "".join(out) + " " * max(0, width - used)
+    """Exactly ``width`` cells: shortened on purpose (never mid-word), or padded."""
+    return pad(text, width)
 
 
 def clock(seconds: float) -> str:
@@ -120,42 +135,91 @@ def clock(seconds: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
+def _rows(style: str, text: str, width: int, prio: int = 0, indent: str = "", hang: str = "  "):
+    group = next(_groups)
+    return [Row([(style, t)], prio, group) for t in wrap(text, width, indent, hang)]
+
+
+def _join(lines: list[Line]) -> StyleAndTextTuples:
+    out: StyleAndTextTuples = []
+    for i, line in enumerate(lines):
+        out.extend(line)
+        if i < len(lines) - 1:
+            out.append(("", "\n"))
+    return out
+
+
+def _joined(rows: list[Row]) -> StyleAndTextTuples:
+    out: StyleAndTextTuples = []
+    for r in rows:
+        out.extend(r.line)
+        out.append(("", "\n"))
+    return out
+
+
+def plain(fragments: StyleAndTextTuples) -> str:
+    return "".join(text for _, text, *_ in fragments)
+
+
+def line_cells(line: Line) -> int:
+    return cells("".join(t for _, t in line))
+
+
 # ------------------------------------------------------------------ header
 
 
 def header(session: Session, width: int = 80) -> StyleAndTextTuples:
+    """One line; parts that do not fit are left out whole (least needed first)."""
     v = session.view
-    parts = ["Conjure"] if width >= 100 else []
+    parts: list[tuple[int, str]] = []  # (drop order: higher goes first, text), display order
+    if width >= 100:
+        parts.append((9, "Conjure"))
     if v is not None:
-        parts.append(f"room {v.room}")
+        parts.append((5, f"room {v.room}"))
         if v.settings.variant == "dark-magic":
-            parts.append("Dark Magic")
+            parts.append((4, "Dark Magic"))
         if v.phase != "lobby" and v.rounds:
-            parts.append(f"round {v.round}/{v.rounds}")
+            parts.append((1, f"round {v.round}/{v.rounds}"))
         if v.conjurer is not None and v.phase not in ("lobby", "over"):
-            parts.append(f"conjurer {session.pname(v.conjurer)}")
+            parts.append((3, f"conjurer {session.pname(v.conjurer)}"))
         if v.card is not None and v.phase not in ("lobby", "over"):
-            parts.append(f"{v.card.text} {stars(v.card.stars)}")
-        parts.append(PHASE_NAMES.get(v.phase, v.phase))
+            parts.append((2, f"{v.card.text} {stars(v.card.stars)}"))
+        parts.append((0, PHASE_NAMES.get(v.phase, v.phase)))
     elif session.room:
-        parts.append(f"room {session.room}")
+        parts.append((0, f"room {session.room}"))
     elif session.create:
-        parts.append("new room")
+        parts.append((0, "new room"))
     if not parts:
-        parts.append("Conjure")
-    left = " " + " · ".join(parts)
+        parts.append((0, "Conjure"))
     right = ""
     style_right = "class:header"
     if v is not None and v.paused:
-        right = "⏸ paused "
+        right = " ⏸ paused "
     else:
         remaining = session.remaining()
         if remaining is not None:
-            right = f"⏱ {clock(remaining)} "
+            right = f" ⏱ {clock(remaining)} "
             if remaining < 10:
                 style_right = "class:header class:countdown.low"
-    room = width - get_cwidth(right)
-    return [("class:header", fit(left, room)), (style_right, right)]
+    room = width - cells(right) - 1
+    left = _fit_parts(parts, room)
+    return [("class:header", " " + left + " " * (room - cells(left))), (style_right, right)]
+
+
+def _fit_parts(parts: list[tuple[int, str]], width: int, sep: str = " · ") -> str:
+    parts = list(parts)
+    while True:
+        text = sep.join(t for _, t in parts)
+        if cells(text) <= width or len(parts) <= 1:
+            return shorten(text, width)
+        worst = max(range(len(parts)), key=lambda i: (parts[i][0], i))
+        if parts[worst][0] == 2:  # the category: shortened before it goes
+            others = cells(sep.join(t for i, (_, t) in enumerate(parts) if i != worst))
+            room = width - others - len(sep)
+            if room >= 12:
+                parts[worst] = (-1, shorten(parts[worst][1], room))
+                continue
+        del parts[worst]
 
 
 # ------------------------------------------------------------------ boards
@@ -167,9 +231,9 @@ def _summon_cell(session: Session, p: PlayerView) -> tuple[str, str]:
     if p.summon is not None:
         text = p.summon
         if p.valid is True:
-            return text + " ✓", "class:ok"
+            return text + MARK_OK, "class:ok"
         if p.valid is False:
-            return text + " ✗ invalid", "class:bad"
+            return text + MARK_BAD, "class:bad"
         return text, ""
     mine = p.seat == v.you
     if p.committed:
@@ -188,6 +252,19 @@ def _summon_cell(session: Session, p: PlayerView) -> tuple[str, str]:
     return "", ""
 
 
+MARK_OK, MARK_BAD = " ✓", " ✗ invalid"
+
+
+def _cell(text: str, width: int) -> str:
+    """A board cell: shortened on purpose (a verdict mark stays whole), one space after it."""
+    for mark in (MARK_OK, MARK_BAD):
+        if text.endswith(mark) and cells(text) > width - 1:
+            word = text[: -len(mark)]
+            mark = mark if width - 1 - cells(mark) >= 6 else mark[:2]
+            return pad(shorten(word, width - 1 - cells(mark)) + mark, width)
+    return pad(shorten(text, width - 1), width)
+
+
 def _presence(p: PlayerView, v: View) -> str:
     if p.kicked:
         return "left"
@@ -197,118 +274,171 @@ def _presence(p: PlayerView, v: View) -> str:
         return "away"
     if v.phase == "review" and p.done:
         return "done"
-    return "here"
+    return ""
 
 
-def boards(session: Session, width: int = 80) -> StyleAndTextTuples:
+def _shrink(widths: list[int], mins: list[int], over: int) -> list[int]:
+    """Take ``over`` cells from the widest columns, never below their minimum."""
+    widths = list(widths)
+    while over > 0:
+        i = max(range(len(widths)), key=lambda k: widths[k] - mins[k])
+        if widths[i] <= mins[i]:
+            break
+        widths[i] -= 1
+        over -= 1
+    return widths
+
+
+def _name_cell(name: str, tags: str, width: int) -> str:
+    """The name shortened on purpose, its tags (✦ ♛) whole, one space after it all."""
+    room = width - 1 - (cells(tags) + 1 if tags else 0)
+    return pad(" ".join([shorten(name, max(3, room)), *([tags] if tags else [])]), width)
+
+
+def board_rows(session: Session, width: int = 80) -> list[Row]:
+    """The column titles (1), one row per player (0), their notes (2) and the legend (3)."""
     v = session.view
     if v is None:
         return []
-    out: StyleAndTextTuples = []
-    name_w, pres_w, spell_w, score_w = 16, 8, 16, 6
-    summon_w = max(10, width - (3 + name_w + pres_w + spell_w + 2 + score_w) - 1)
-    head = (
-        "   "
-        + fit("player", name_w)
-        + fit("", pres_w)
-        + fit("spell word", spell_w)
-        + "  "
-        + fit("summoning word", summon_w)
-        + "points".rjust(score_w)
-    )
-    out.append(("class:dim", head + "\n"))
     pending = session.marks if v.phase == "mark" and session.is_conjurer() else set()
+    cols = []
     for p in v.players:
-        style = f"class:player.{p.colour}"
-        if p.you:
-            style += " class:you"
-        marker = "▶" if p.you else " "
-        name = p.name
         tags = []
         if v.conjurer == p.seat and v.phase not in ("lobby", "over"):
             tags.append("✦")
         if v.host == p.seat:
             tags.append("♛")
-        label = f"{name} {' '.join(tags)}".rstrip()
+        label = " ".join([p.name, *tags])
         spell = p.spell or ""
         if not spell and v.phase == "spell" and v.turn == p.seat:
             spell = "✎ writing…"
         elif not spell and p.passed:
             spell = "(passed)"
+        summon, sstyle = _summon_cell(session, p)
+        cols.append((p, label, _presence(p, v), spell, summon, sstyle, " ".join(tags)))
+    score_w = max([len("points")] + [len(str(p.score)) for p in v.players]) + 1
+    name_w = max([cells("player")] + [cells(c[1]) for c in cols]) + 1
+    pres_w = max([0] + [cells(c[2]) + 1 for c in cols])
+    spell_w = max([cells("spell word")] + [cells(c[3]) for c in cols]) + 1
+    summon_w = max([cells("summoning word")] + [cells(c[4]) for c in cols]) + 1
+    fixed = 3 + pres_w + 2 + score_w
+    name_w, spell_w, summon_w = _shrink(
+        [name_w, spell_w, summon_w], [9, 11, 14], fixed + name_w + spell_w + summon_w - width
+    )
+    summon_w = max(summon_w, width - fixed - name_w - spell_w)  # the rest, if any is left
+    out: list[Row] = []
+    head = (
+        "   "
+        + pad("player", name_w)
+        + " " * pres_w
+        + pad("spell word", spell_w)
+        + "  "
+        + pad("summoning word", summon_w)
+        + "points".rjust(score_w)
+    )
+    out.append(Row([("class:dim", head.rstrip())], 1))
+    for p, _label, pres, spell, summon, sstyle, tags in cols:
+        style = f"class:player.{p.colour}"
+        if p.you:
+            style += " class:you"
         if p.marked:
             crystal, cstyle = "◆", style
         elif p.seat in pending:
             crystal, cstyle = "◇", "class:pending"
         else:
             crystal, cstyle = " ", style
-        summon, sstyle = _summon_cell(session, p)
-        out.append((style, f"{marker}{p.seat + 1} " + fit(label, name_w)))
-        pres = _presence(p, v)
-        out.append(
-            ("class:dim" if pres in ("away", "left", "skipped") else style, fit(pres, pres_w))
-        )
-        out.append((style, fit(spell, spell_w)))
-        out.append((cstyle, crystal + " "))
-        out.append((sstyle or style, fit(summon, summon_w)))
-        out.append((style, str(p.score).rjust(score_w) + "\n"))
+        row: Line = [
+            (style, f"{'▶' if p.you else ' '}{p.seat + 1} " + _name_cell(p.name, tags, name_w)),
+            ("class:dim" if pres in ("away", "left", "skipped") else style, pad(pres, pres_w)),
+            (style, _cell(spell, spell_w)),
+            (cstyle, crystal + " "),
+            (sstyle or style, _cell(summon, summon_w)),
+            (style, str(p.score).rjust(score_w)),
+        ]
+        out.append(Row(row, 0))
         notes = []
         if p.invalid_reason:
             notes.append(("class:bad", f"✗ {p.invalid_reason}"))
         for flag in p.flags:
             notes.append(("class:dim", f"⚑ {flag}"))
         for nstyle, text in notes:
-            out.append((nstyle, "      " + fit(text, width - 7) + "\n"))
+            out += _rows(nstyle, text, width, 2, indent="      ", hang="        ")
     legend = "   " + ("▶ you · " if v.you is not None else "") + "✦ conjurer · ♛ host · ◆ crystal"
     if pending:
         legend += " · ◇ your pending crystal"
-    out.append(("class:dim", legend + "\n"))
+    out.append(Row([("class:dim", shorten(legend, width))], 3))
     return out
 
 
-# ------------------------------------------------------------------ the panel
+def boards(session: Session, width: int = 80) -> StyleAndTextTuples:
+    return _joined(board_rows(session, width))
 
 
-def result_lines(session: Session, r: ResultView, width: int = 80) -> StyleAndTextTuples:
-    out: StyleAndTextTuples = []
-    card = f"{r.card.text} {stars(r.card.stars)}" if r.card else "no category"
+# ------------------------------------------------------------------ results and standings
+
+
+def _matched_conjurer(r: ResultView) -> list[int]:
+    return [s for s, pts in r.reasons.items() if any(p.rule == "P2b" for p in pts)]
+
+
+def case_text(session: Session, r: ResultView) -> str:
+    """How the round ended, named as the feed names it, with who matched whom."""
     case = CASE_TEXT.get(r.case, r.case)
     if r.case == "void" and r.reason:
-        case = f"round voided: {r.reason}"
-    out.append(
-        (
-            "class:title",
-            fit(
-                f"Round {r.round}: {card} · conjurer {session.pname(r.conjurer)}", width - 1
-            ).rstrip(),
-        )
-    )
-    out.append(("", f"\n  {case}\n"))
+        return f"{case}: {r.reason}"
+    if r.case == "conjured":
+        who = names_list([session.pname(s) for s in sorted(_matched_conjurer(r))])
+        if who:
+            return f"{case}: {who} matched the conjurer {session.pname(r.conjurer)}"
+    if r.case == "failed":
+        return f"{case}: no two words matched"
+    return case
+
+
+def result_rows(session: Session, r: ResultView, width: int = 80) -> list[Row]:
+    """A round's result: the case, then every player's points and every reason, whole."""
+    card = f"{r.card.text} {stars(r.card.stars)}" if r.card else "no category"
+    title = f"Round {r.round}: {card} · conjurer {session.pname(r.conjurer)}"
+    out = _rows("class:title", title, width)
+    out += _rows("", case_text(session, r), width, indent="  ", hang="    ")
     v = session.view
     players = v.players if v else []
-    name_w = max([len(p.name) for p in players] + [4]) + 1
-    for p in players:
-        if p.seat not in r.points and p.seat not in r.words and p.seat not in r.reasons:
-            continue
+    shown = [p for p in players if p.seat in r.points or p.seat in r.words or p.seat in r.reasons]
+    name_w = max([cells(p.name) for p in shown] + [4]) + 1
+    pts_w = max([len(f"{r.points.get(p.seat, 0):+d}") for p in shown] + [2]) + 2
+    for p in shown:
         pts = r.points.get(p.seat, 0)
         word = r.words.get(p.seat)
         reasons = r.reasons.get(p.seat, [])
-        why = "; ".join(pt.why for pt in reasons) or ("no points" if word else "no word")
-        wtext = f"'{word}'" if word else "—"
-        line = f"  {p.name.ljust(name_w)}{pts:+d}  {wtext}: {why}"
+        if len(reasons) > 1:
+            why = "; ".join(f"{pt.points:+d} {pt.why}" for pt in reasons)
+        else:
+            why = "; ".join(pt.why for pt in reasons) or ("no points" if word else "no word")
         if p.seat in r.invalid and not any(pt.rule == "P5" for pt in reasons):
-            line += f" (invalid: {r.invalid[p.seat]})"
-        out.append((f"class:player.{p.colour}", fit(line, width - 1).rstrip() + "\n"))
+            why += f" (invalid: {r.invalid[p.seat]})"
+        wtext = f"'{word}'" if word else "—"
+        lead = "  " + p.name + " " * (name_w - cells(p.name)) + f"{pts:+d}".ljust(pts_w)
+        hang = " " * (cells(lead) + 2)
+        out += _rows(f"class:player.{p.colour}", f"{wtext}: {why}", width, indent=lead, hang=hang)
     return out
 
 
-def standings(session: Session, width: int = 80) -> StyleAndTextTuples:
+def result_lines(session: Session, r: ResultView, width: int = 80) -> StyleAndTextTuples:
+    return _joined(result_rows(session, r, width))
+
+
+def standing_rows(session: Session, width: int = 80, compact: bool = False) -> list[Row]:
+    """The final standings: one line per player, or (``compact``, under the boards that
+    already show every score) the places in a few wrapped lines."""
     v = session.view
     assert v is not None
     title = "Final standings (the game was abandoned)" if v.abandoned else "Final standings"
-    out: StyleAndTextTuples = [("class:title", title), ("", "\n")]
+    out = [Row([("class:title", title)])]
     ranked = sorted(v.players, key=lambda p: (-p.score, p.seat))
+    name_w = max([cells(p.name) + (6 if p.you else 0) for p in ranked] + [6]) + 6
     place = 0
     last = None
+    places = []
     for i, p in enumerate(ranked, 1):
         if p.score != last:
             place, last = i, p.score
@@ -316,167 +446,444 @@ def standings(session: Session, width: int = 80) -> StyleAndTextTuples:
         mark = "  ★ winner" if win else ""
         you = " (you)" if p.you else ""
         style = f"class:player.{p.colour}" + (" class:winner" if win else "")
-        out.append((style, f"  {place}. {p.name}{you}".ljust(22) + f"{p.score:>4}{mark}\n"))
+        places.append(f"{place}. {p.name}{you} {p.score}{' ★' if win else ''}")
+        text = f"  {place}. {p.name}{you}"
+        if not compact:
+            out.append(Row([(style, text.ljust(name_w) + f"{p.score:>4}{mark}")]))
+    if compact:
+        group = next(_groups)
+        out += [Row([("", t)], 0, group) for t in wrap_items(places, width, " · ", "  ", "  ")]
     if v.winners:
         names = names_list([session.pname(s) for s in v.winners])
         verb = "wins" if len(v.winners) == 1 else "share the win"
-        out.append(("class:winner", f"  {names} {verb}!\n"))
+        out += _rows("class:winner", f"{names} {verb}!", width, indent="  ")
     elif v.abandoned:
-        out.append(("class:dim", "  Nobody was connected for a while, so nobody wins.\n"))
+        out += _rows(
+            "class:dim", "Nobody was connected for a while, so nobody wins.", width, 0, "  "
+        )
     return out
 
 
-def proposals(session: Session, width: int = 80) -> StyleAndTextTuples:
+def standings(session: Session, width: int = 80) -> StyleAndTextTuples:
+    return _joined(standing_rows(session, width))
+
+
+# ------------------------------------------------------------------ the panel
+
+
+def _proposal_text(session: Session, p: ProposalView) -> tuple[str, str, str]:
+    """What the proposal says, where its vote stands, and the style of its line."""
+    by = session.pname(p.by)
+    if p.kind == "challenge":
+        seat = p.seats[0] if p.seats else None
+        word = p.words[0] if p.words else "?"
+        rule = RULE_TEXT.get(p.rule or "", p.rule or "")
+        what = f"{by} challenges {session.pname(seat)}'s '{word}': {rule}"
+    else:
+        words = " = ".join(f"'{w}'" for w in p.words)
+        what = f"{by} proposes {words} as the same thing"
+    yes = sum(1 for x in p.votes.values() if x)
+    no = sum(1 for x in p.votes.values() if not x)
+    if p.carried is None:
+        waiting = [session.pname(s) for s in p.voters if s not in p.votes]
+        state = f"yes {yes} · no {no}" + (
+            f" · waiting for {names_list(waiting)}" if waiting else ""
+        )
+        return what, state, ""
+    verdict = "carried" if p.carried else "rejected"
+    return what, f"{verdict} ({yes}-{no})", ("class:ok" if p.carried else "class:dim")
+
+
+def proposal_rows(session: Session, width: int = 80) -> list[Row]:
     v = session.view
     assert v is not None
-    out: StyleAndTextTuples = []
     if not v.proposals:
-        out.append(("class:dim", "No challenges or proposals yet.\n"))
-        return out
-    out.append(("class:title", "Proposals"))
-    out.append(("", "\n"))
-    for p in v.proposals:
-        by = session.pname(p.by)
-        if p.kind == "challenge":
-            seat = p.seats[0] if p.seats else None
-            word = p.words[0] if p.words else "?"
-            rule = RULE_TEXT.get(p.rule or "", p.rule or "")
-            what = f"{by} challenges {session.pname(seat)}'s '{word}': {rule}"
-        else:
-            words = " = ".join(f"'{w}'" for w in p.words)
-            what = f"{by} proposes {words} as the same thing"
-        yes = sum(1 for x in p.votes.values() if x)
-        no = sum(1 for x in p.votes.values() if not x)
-        if p.carried is None:
-            waiting = [session.pname(s) for s in p.voters if s not in p.votes]
-            state = f"yes {yes} · no {no}" + (
-                f" · waiting for {names_list(waiting)}" if waiting else ""
-            )
-            style = ""
-        else:
-            state = f"{'carried' if p.carried else 'rejected'} ({yes}-{no})"
-            style = "class:ok" if p.carried else "class:dim"
-        out.append((style, fit(f" {p.id + 1}. {what} — {state}", width - 1).rstrip() + "\n"))
+        if session.sub:
+            return []  # a challenge or a proposal is being made: its menu is the panel
+        out = [Row([("class:dim", "No challenges or proposals yet.")], 1)]
+        hint = (
+            "c challenges a word (not a noun, has adjectives, off the category, holds a spell "
+            "word); s proposes that two words name the same thing; d: you are done."
+        )
+        return out + _rows("class:dim", hint, width, 2)
+    out = [Row([("class:title", "Proposals")], 1)]
+    # Open proposals this player votes on first, then the other open ones, then the settled.
+    order = sorted(
+        v.proposals,
+        key=lambda p: (p.carried is not None, v.you not in p.voters, p.id),
+    )
+    for p in order:
+        what, state, style = _proposal_text(session, p)
+        group = next(_groups)
+        lines = wrap_items([f"{p.id + 1}. {what}", state], width, " — ", " ", "    ")
+        out += [Row([(style, line)], 0, group) for line in lines]
         for seat, reason in sorted(p.reasons.items()):
-            if reason:
-                out.append(
-                    (
-                        "class:dim",
-                        fit(f"      {session.pname(seat)}: {reason}", width - 1).rstrip() + "\n",
-                    )
+            if reason and not (seat == p.by and p.votes.get(seat) is True):
+                # (the proposer's own yes goes without saying: the line says who proposed)
+                out += _rows(
+                    "class:dim", f"{session.pname(seat)}: {reason}", width, 2, "      ", "        "
                 )
     return out
 
 
-def cards(session: Session, width: int = 80) -> StyleAndTextTuples:
+def proposals(session: Session, width: int = 80) -> StyleAndTextTuples:
+    return _joined(proposal_rows(session, width))
+
+
+def challenge_menu(session: Session, seat: int, width: int = 80) -> list[Row]:
+    v = session.view
+    assert v is not None
+    p = session.player(seat)
+    word = p.summon if p else "?"
+    out = _rows("class:title", f"Challenge {session.pname(seat)}'s '{word}': which rule?", width)
+    category = f" ({v.card.text})" if v.card else ""
+    for i, rule in enumerate(RULE_TEXT, 1):
+        text = f"{i} it {RULE_TEXT[rule]}" + (category if rule == "category" else "")
+        out += _rows("", text, width, 0, indent="  ", hang="    ")
+    return out
+
+
+def card_rows(session: Session, width: int = 80) -> list[Row]:
     v = session.view
     assert v is not None
     open_cards = [c for c in v.cards if not c.used]
-    out: StyleAndTextTuples = [("class:title", "Categories on the table"), ("", "\n")]
-    cells = [f"{i}. {c.text} {stars(c.stars)}" for i, c in enumerate(open_cards, 1)]
-    col = max([get_cwidth(c) for c in cells] + [10]) + 3
+    out = [Row([("class:title", "Categories on the table")], 1)]
+    cells_ = [f"{i}. {c.text} {stars(c.stars)}" for i, c in enumerate(open_cards, 1)]
+    col = min(max([cells(c) for c in cells_] + [10]) + 3, width - 2)
     per_line = max(1, (width - 2) // col)
-    for i in range(0, len(cells), per_line):
-        row = "".join(fit(c, col) for c in cells[i : i + per_line])
-        out.append(("", "  " + row.rstrip() + "\n"))
+    for i in range(0, len(cells_), per_line):
+        row = "".join(pad(c, col) for c in cells_[i : i + per_line])
+        out.append(Row([("", "  " + row.rstrip())]))
+    out += _rows("class:dim", "★ = the points a match scores (1 to 3).", width, 2, "  ")
+    return out
+
+
+def cards(session: Session, width: int = 80) -> StyleAndTextTuples:
+    return _joined(card_rows(session, width))
+
+
+def lobby_rows(session: Session, width: int = 80) -> list[Row]:
+    v = session.view
+    assert v is not None
+    n = len([p for p in v.players if not p.kicked])
+    seated = f"{n} player{'s' if n != 1 else ''} seated (3 to 8 can play)"
+    watching = f", {v.spectators} watching" if v.spectators else ""
+    out = _rows("class:title", f"Room {v.room}", width)
+    out += _rows("", seated + watching, width, 0, "  ")
+    if session.first_time:
+        out += _rows("class:pending", HOWTO_SHORT, width, 1, "  ", "  ")
+    for line in settings_lines(v.settings):
+        out += _rows("", line, width, 2, "  ", "    ")
+    # Connected through 127.0.0.1 (make play)? Friends need the LAN address the launcher found.
+    share = os.environ.get(ENV_SHARE_URL) or session.server
+    command = f"conjure play {share} --room {v.room} --name YOURNAME"
+    lead = "  share: "
+    for i, text in enumerate(wrap(command, width, lead, " " * (len(lead) + 2))):
+        if i == 0:
+            out.append(Row([("", lead), ("class:you", text[len(lead) :])]))
+        else:
+            out.append(Row([("class:you", text)]))
+    if session.is_host():
+        out += _rows(
+            "class:dim", "you are the host: s starts the game, e edits the settings", width, 1, "  "
+        )
     return out
 
 
 def lobby(session: Session, width: int = 80) -> StyleAndTextTuples:
-    v = session.view
-    assert v is not None
-    out: StyleAndTextTuples = [("class:title", f"Room {v.room}"), ("", "\n")]
-    n = len([p for p in v.players if not p.kicked])
-    out.append(
-        (
-            "",
-            f"  {n} player(s) seated (3 to 8 can play)"
-            f"{f', {v.spectators} watching' if v.spectators else ''}\n",
-        )
-    )
-    for line in settings_lines(v.settings):
-        out.append(("", "  " + fit(line, width - 3).rstrip() + "\n"))
-    out.append(("", "  share: "))
-    # Connected through 127.0.0.1 (make play)? Friends need the LAN address the launcher found.
-    share = os.environ.get("CONJURE_SHARE_URL") or session.server
-    out.append(("class:you", f"conjure play {share} --room {v.room} --name YOURNAME\n"))
-    if session.is_host():
-        out.append(("class:dim", "  you are the host: s starts the game, e edits the settings\n"))
+    return _joined(lobby_rows(session, width))
+
+
+def form_rows(session: Session, width: int = 80) -> list[Row]:
+    form = session.form
+    assert form is not None
+    title = "New room settings" if form.for_create else "Room settings"
+    out = [Row([("class:title", title)])]
+    for line in settings_lines(form.settings):
+        out += _rows("", line, width, 0, "  ", "    ")
+    out += _rows("class:dim", form.help(), width, 1, "  ", "  ")
     return out
 
 
 def form_panel(session: Session, width: int = 80) -> StyleAndTextTuples:
-    form = session.form
-    assert form is not None
-    title = "New room settings" if form.for_create else "Room settings"
-    out: StyleAndTextTuples = [("class:title", title), ("", "\n")]
-    for line in settings_lines(form.settings):
-        out.append(("", "  " + fit(line, width - 3).rstrip() + "\n"))
-    out.append(("class:dim", "  " + fit(form.help(), width - 3).rstrip() + "\n"))
-    out.append(("class:dim", "  Enter keeps the value in [brackets].\n"))
+    return _joined(form_rows(session, width))
+
+
+def join_rows(session: Session, width: int = 80) -> list[Row]:
+    """Before a seat: connecting, joining, or the part of the join to change after a refusal."""
+    if session.spectator and session.joined:
+        return [Row([("", f"Watching room {session.room}.")])]
+    what = (
+        f"Watching room {session.room}"
+        if session.spectator
+        else (f"Joining room {session.room}" if session.room else "Creating a room")
+    )
+    out = _rows("class:title", what, width)
+    out += _rows("", f"server: {session.server}", width, 1, "  ", "    ")
+    if session.name and not session.spectator:
+        out += _rows("", f"your name: {session.name}", width, 1, "  ", "    ")
+    field = session.join_field
+    if session.join_error and field is not None:
+        out += _rows("class:bad", session.join_error, width, 0, "  ", "    ")
+        ask = {
+            "room": "Type the room's 4-letter code at the prompt (the host's screen shows it).",
+            "password": "Type the room's password at the prompt (the host knows it).",
+            "name": "Type another name at the prompt.",
+            "again": "Press Enter to try again.",
+        }[field]
+        out += _rows("class:dim", ask + " Ctrl-Q quits.", width, 1, "  ", "    ")
+    elif session.gave_up is not None:
+        why = f": {session.gave_up}" if session.gave_up else ""
+        out += _rows("class:bad", f"No answer from the server{why}.", width, 0, "  ")
+        out += _rows("class:dim", "Is it running? r tries again, Ctrl-Q quits.", width, 1, "  ")
+    elif not session.connected:
+        out += _rows("class:dim", "Connecting…", width, 0, "  ")
+    if session.first_time:
+        out += _rows("class:title", "How to play (F2 shows it again)", width, 3)
+        for para in HOWTO:
+            out += _rows("", para, width, 3, "  ", "     ")
+    return out
+
+
+def _phase_hint(session: Session) -> tuple[str, int] | None:
+    """A sentence on what happens now, in the game's own words (RULES.md), and its priority."""
+    v = session.view
+    assert v is not None
+    me = session.me
+    conj = session.is_conjurer()
+    name = session.pname(v.conjurer)
+    if v.phase == "choose":
+        if conj:
+            return "You are the conjurer: choose the category you will summon a thing from.", 1
+        return f"{name} is the conjurer and chooses a category.", 2
+    if v.phase == "dark-commit":
+        if conj:
+            return (
+                "Dark Magic: write your summoning word first, in secret; the others then write "
+                "spell words, and you mark those you associate with it (0 to 4).",
+                1,
+            )
+        return f"Dark Magic: {name} writes the summoning word first, in secret.", 2
+    if v.phase == "spell":
+        mine = v.turn is not None and v.turn == v.you
+        return SPELL_WORD[:1].upper() + SPELL_WORD[1:] + ".", 1 if mine else 2
+    if v.phase == "mark":
+        low, high = session.crystal_range()
+        if conj:
+            return (
+                f"Put crystals on the {low} to {high} boards whose spell words lead to your idea.",
+                1,
+            )
+        return f"{name} puts crystals on the spell words that lead to the idea.", 2
+    if v.phase == "commit":
+        summoning = me is not None and any(p.seat == me.seat for p in session.summoners())
+        text = (
+            SUMMONING_WORD[:1].upper() + SUMMONING_WORD[1:] + ". It must not be or contain "
+            "a spell word of the round (-3)."
+        )
+        return text, 1 if summoning else 2
+    if v.phase == "reveal":
+        return "The summon is closed: the words are opened and shown together.", 2
+    return None
+
+
+def panel_rows(session: Session, width: int = 80) -> list[Row]:
+    """The phase's panel, each line with its priority (see :func:`middle`)."""
+    if session.form is not None:
+        return form_rows(session, width)
+    v = session.view
+    if v is None or (not session.joined and session.join_field is not None):
+        return join_rows(session, width)
+    assert v is not None
+    if v.phase == "lobby":
+        return lobby_rows(session, width)
+    if v.phase == "over":
+        out = standing_rows(session, width, compact=True)
+        if v.results:
+            out += _rows("class:dim", "F3: the last round's results", width, 2, "  ")
+        return out
+    out: list[Row] = []
+    if v.phase == "choose":
+        out += card_rows(session, width)
+    if v.phase == "mark" and session.is_conjurer() and session.marks:
+        words = ", ".join(session.player(s).spell or "?" for s in sorted(session.marks))  # type: ignore[union-attr]
+        out += _rows("class:pending", f"Crystals ready for: {words} (Enter confirms)", width)
+    if v.phase == "review":
+        if session.sub and session.sub[0] == "challenge" and len(session.sub) == 2:
+            out += challenge_menu(session, session.sub[1], width)
+        out += proposal_rows(session, width)
+    hint = _phase_hint(session)
+    if hint is not None:
+        out += _rows("class:dim", hint[0], width, hint[1])
     return out
 
 
 def panel(session: Session, width: int = 80) -> StyleAndTextTuples:
-    if session.form is not None:
-        return form_panel(session, width)
+    rows = panel_rows(session, width)
     v = session.view
-    if v is None:
-        if session.spectator:
-            return [("", f"Watching room {session.room}.\n")]
-        return [("class:dim", "Connecting…\n")]
-    out: StyleAndTextTuples = []
-    last = v.results[-1] if v.results else None
-    if v.phase == "lobby":
-        return lobby(session, width)
-    if v.phase == "over":
-        out += standings(session, width)
-        if last:
-            out.append(("", "\n"))
-            out += result_lines(session, last, width)
+    if v is not None and v.phase == "over" and v.results:
+        rows = [*rows, Row([("", "")]), *result_rows(session, v.results[-1], width)]
+    return _joined(rows)
+
+
+# ------------------------------------------------------------------ cards
+
+
+def overlay_rows(session: Session, width: int = 80) -> list[Row]:
+    """The open card's lines, whole (the middle scrolls them)."""
+    card = session.overlay
+    assert card is not None
+    v = session.view
+    if card.kind in ("results", "over") and v is not None:
+        out: list[Row] = []
+        if card.kind == "over":
+            out += standing_rows(session, width)
+            out.append(Row([("", "")]))
+        found = [r for r in v.results if r.round == card.round]
+        if found:
+            out += result_rows(session, found[0], width)
+        if card.kind == "results":
+            ranked = sorted(v.players, key=lambda p: (-p.score, p.seat))
+            scores = [f"{p.name} {p.score}" for p in ranked]
+            scores[0] = "Scores: " + scores[0]
+            group = next(_groups)
+            out += [
+                Row([("class:dim", t)], 0, group)
+                for t in wrap_items(scores, width, " · ", "  ", "    ")
+            ]
+        out += _rows("class:dim", "Enter or Esc: back to the table.", width, 0)
         return out
-    if v.phase == "choose":
-        out += cards(session, width)
-    if v.phase in ("choose", "dark-commit", "spell") and last is not None:
-        out.append(("", "\n"))
-        out += result_lines(session, last, width)
-    if v.phase == "mark" and session.is_conjurer() and session.marks:
-        words = ", ".join(session.player(s).spell or "?" for s in sorted(session.marks))  # type: ignore[union-attr]
-        out.append(("class:pending", f"Crystals ready for: {words} (Enter confirms)\n"))
-    if v.phase == "review":
-        out += proposals(session, width)
+    if card.kind == "panel":
+        return _rows("class:title", "The whole panel", width) + panel_rows(session, width)
+    if card.kind == "howto":
+        out = _rows("class:title", "How to play Conjure", width)
+        for para in HOWTO:
+            out += _rows("", para, width, 0, "", "   ")
+        return out
+    out = _rows("class:title", "Help", width)
+    for para in HELP_SPECTATOR if session.spectator else HELP:
+        lead = para[: len(para) - len(para.lstrip())]
+        out += _rows("", para.lstrip(), width, 0, lead, lead + "  ")
     return out
 
 
-# ------------------------------------------------------------------ feed and status
+# ------------------------------------------------------------------ feed
 
 
-def feed(session: Session, limit: int = 100) -> StyleAndTextTuples:
-    lines = list(session.feed)[-limit:]
-    out: StyleAndTextTuples = []
-    for i, line in enumerate(lines):
-        style = {"chat": "class:feed.chat", "error": "class:feed.error", "me": "class:feed.me"}.get(
-            line.kind, ""
-        )
-        out.append((style, ("· " if line.kind == "event" else "  ") + line.text))
-        if i < len(lines) - 1:
-            out.append(("", "\n"))
+def feed_rows(session: Session, width: int = 80) -> list[Line]:
+    """Every feed line wrapped at spaces to ``width`` (continuations indented)."""
+    out: list[Line] = []
+    styles = {"chat": "class:feed.chat", "error": "class:feed.error", "me": "class:feed.me"}
+    for item in session.feed:
+        style = styles.get(item.kind, "")
+        lead = "· " if item.kind == "event" else "  "
+        for text in wrap(item.text, width, lead, "    "):
+            out.append([(style, text)])
     return out
+
+
+def feed(session: Session, limit: int = 100, width: int = 80) -> StyleAndTextTuples:
+    return _join(feed_rows(session, width)[-limit:])
+
+
+# ------------------------------------------------------------------ the middle
+
+
+@dataclass
+class Middle:
+    """The middle drawn for one size: its lines and how many of them are the feed."""
+
+    lines: list[Line]
+    feed_height: int = 0
+    page: int = 10
+
+
+def middle(session: Session, width: int, height: int) -> Middle:
+    """The boards, the panel and the feed (or the open card) in exactly ``height`` lines."""
+    if height <= 0:
+        return Middle([])
+    if session.overlay is not None:
+        return _card_middle(session, width, height)
+    top: list[Row] = board_rows(session, width) + panel_rows(session, width)
+    feed_min = 2 if height >= 10 else 1
+    budget = height - feed_min - 1  # the rule above the feed
+    chosen: list[Row] = []
+    for most in (3, 2, 1, 0):
+        chosen = [r for r in top if r.prio <= most]
+        if len(chosen) <= budget:
+            # Room left: lines of the next level, in their order, while they fit.
+            extra = budget - len(chosen)
+            if extra and most < 3:
+                keep = {id(r) for r in chosen}
+                groups: dict[int, list[Row]] = {}
+                for r in top:
+                    if r.prio == most + 1:
+                        groups.setdefault(r.group or -id(r), []).append(r)
+                for rows in groups.values():
+                    if len(rows) <= extra:
+                        keep.update(id(r) for r in rows)
+                        extra -= len(rows)
+                chosen = [r for r in top if id(r) in keep]
+            break
+    if len(chosen) > budget:
+        hidden = len(chosen) - budget + 1
+        chosen = chosen[: max(0, budget - 1)]
+        more = f"… {hidden} more lines: F4 shows the whole panel"
+        chosen.append(Row([("class:dim", shorten(more, width))]))
+    lines = [r.line for r in chosen]
+    feed_h = height - len(lines) - 1
+    all_feed = feed_rows(session, width)
+    most_back = max(0, len(all_feed) - feed_h)
+    session.feed_scroll = min(session.feed_scroll, most_back)  # the screen keeps it in range
+    back = session.feed_scroll
+    label = f"── older lines ({back} newer below: PgDn) " if back else ""
+    if not back and most_back:
+        label = "── PgUp: older lines "
+    label = shorten(label, width)
+    lines.append([("class:dim", label + "─" * (width - cells(label)))])
+    end = len(all_feed) - back
+    shown = all_feed[max(0, end - feed_h) : end]
+    lines += shown
+    return Middle(lines, feed_h, max(1, feed_h - 1))
+
+
+def _card_middle(session: Session, width: int, height: int) -> Middle:
+    card = session.overlay
+    assert card is not None
+    rows = [r.line for r in overlay_rows(session, width)]
+    if len(rows) <= height:
+        card.scroll = 0
+        return Middle(rows, 0, max(1, height - 1))
+    view = height - 1
+    card.scroll = min(card.scroll, len(rows) - view)  # the screen keeps it in range
+    shown = rows[card.scroll : card.scroll + view]
+    below = len(rows) - card.scroll - view
+    label = f"── {below} more lines: PgDn " if below > 0 else "── the end (PgUp: the top) "
+    label = shorten(label, width)
+    shown.append([("class:dim", label + "─" * (width - cells(label)))])
+    return Middle(shown, 0, max(1, view - 1))
+
+
+# ------------------------------------------------------------------ status and key help
+
+
+def status_lines(session: Session, width: int = 80) -> list[Line]:
+    """The status row: the connection banner, else the last warning or error (up to 2 lines)."""
+    banner = session.banner_text(width - 1)
+    if banner:
+        return [[("class:banner", " " + banner + " " * (width - 1 - cells(banner)))]]
+    if session.status is None:
+        return [[("", "")]]
+    kind, text = session.status
+    lines = wrap(text, width, " ", " ")
+    if len(lines) > 2:
+        lines = [lines[0], shorten(" ".join(lines[1:]), width)]
+    return [[(f"class:status.{kind}", t)] for t in lines]
 
 
 def status(session: Session, width: int = 80) -> StyleAndTextTuples:
-    banner = session.banner_text()
-    if banner:
-        return [("class:banner", fit(" " + banner, width))]
-    if session.status is None:
-        return [("", "")]
-    kind, text = session.status
-    return [(f"class:status.{kind}", fit(" " + text, width).rstrip())]
+    return _join(status_lines(session, width))
 
 
 def key_help(session: Session, width: int = 80) -> StyleAndTextTuples:
-    return [("class:help", fit(" " + session.key_help(), width).rstrip())]
-
-
-def plain(fragments: StyleAndTextTuples) -> str:
-    return "".join(text for _, text, *_ in fragments)
+    return [("class:help", " " + session.key_help(width - 1))]

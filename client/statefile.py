@@ -50,6 +50,10 @@ Files (all UTF-8 JSON, one object, ``"version": 1``):
     game id that is not made only of ``[A-Za-z0-9_.-]`` is stored under ``sha256(game_id)``
     as the file name (the ``game_id`` field inside still holds the real id).
 
+``seen.json``
+    What this user has already been shown once (``{"version": 1, "howto": 1767225600.0}``):
+    the short "how to play" appears in the lobby until a first game starts.
+
 ``client.log``
     Unexpected exceptions (with tracebacks), so the screen never shows one.
 """
@@ -67,6 +71,11 @@ from pathlib import Path
 from typing import Any
 
 VERSION = 1
+#: What ``make play`` (client.local) tells the client it starts, as environment variables: the
+#: server is this machine's own (quitting stops it), the computer players' public ids, the join URL.
+ENV_LOCAL_SERVER = "CONJURE_LOCAL_SERVER"
+ENV_LOCAL_BOTS = "CONJURE_LOCAL_BOTS"
+ENV_SHARE_URL = "CONJURE_SHARE_URL"
 MAX_AGE = 30 * 24 * 3600
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
@@ -272,6 +281,27 @@ class StateDir:
 
     def load_receipt(self, game_id: str) -> dict[str, Any] | None:
         return _read_json(self.receipt_path(game_id))
+
+    # ---------------------------------------------------------------- seen once
+
+    @property
+    def seen_path(self) -> Path:
+        return self.path / "seen.json"
+
+    def seen(self, topic: str) -> bool:
+        """Whether ``topic`` (e.g. "howto") was already shown to this user."""
+        data = _read_json(self.seen_path) or {}
+        return topic in data
+
+    def mark_seen(self, topic: str) -> None:
+        """Remember that ``topic`` was shown; never raises (at worst it shows again)."""
+        data = _read_json(self.seen_path) or {"version": VERSION}
+        if topic in data:
+            return
+        data[topic] = time.time()
+        with contextlib.suppress(OSError):
+            self.ensure()
+            write_private(self.seen_path, json.dumps(data, sort_keys=True).encode() + b"\n")
 
     # ---------------------------------------------------------------- log
 

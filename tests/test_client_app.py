@@ -84,10 +84,12 @@ async def test_standard_game_every_phase(server, tmp_path):
             assert screen.count("◆") >= 2
             await ann.line("rocket ship")
             await ann.wait_screen(
-                "contains 'rocket' (Cat's spell word): it would be invalid", "Lock it in anyway?"
+                "contains 'rocket' (Cat's spell word): it would be invalid",
+                "Lock in 'rocket ship' anyway? y = yes, n = change it",
             )
             assert not any(isinstance(m, CommitSummon) for m in s.sent)
-            assert ann.client.buffer.text == "rocket ship"  # kept, to change it
+            await keys(ann, "n")  # no: the word comes back to the input line, to be changed
+            assert ann.client.buffer.text == "rocket ship"
             ann.type(CTRL_U)
             await ann.line("spaceship")
             # reveal happens by itself, then the review
@@ -95,7 +97,7 @@ async def test_standard_game_every_phase(server, tmp_path):
             assert [m.word for m in s.sent if isinstance(m, RevealSummon)] == ["spaceship"]
             await ann.wait_screen("Review: c=challenge", "spaceship ✓", "moon ✓")
             await keys(ann, "c3")
-            await ann.wait_screen("Rule for 'moon': 1 noun")
+            await ann.wait_screen("Rule for 'moon': 1-4", "3 it must fit the category")
             ann.type("3")
             await ann.wait(lambda s: s.view.proposals, what="a proposal")
             await ann.wait_screen("Ann challenges Cat's 'moon': must fit the category")
@@ -186,7 +188,7 @@ async def test_dark_magic_every_phase_with_a_spectator(server, tmp_path):
             cat.release()
             ann.type("d")
             await ann.wait(lambda s: s.view.round == 2, what="round 2")
-            await ann.wait_screen("Round 1:", "no matches: the conjuration failed")
+            await ann.wait_screen("Round 1:", "the conjuration failed: no two words matched")
             # round 2: Bob conjures; Ann writes a spell word after Cat, then summons
             for rnd in (2, 3):
                 await ann.wait(
@@ -273,7 +275,7 @@ async def test_connection_loss_banner_reconnects_and_keeps_the_typed_text(server
 
 async def test_join_errors_read_as_sentences(server, tmp_path):
     async with HeadlessClient(opts(server, tmp_path, room="ZZZZ", name="Ann")) as ann:
-        screen = await ann.wait_screen("Type a name to try again")
+        screen = await ann.wait_screen("Room code to join (4 letters):")
         assert "Traceback" not in screen
         assert ann.session.status[0] == "error"
         assert "ZZZZ" in ann.session.status[1] or "room" in ann.session.status[1].lower()

@@ -268,20 +268,25 @@ def test_local_word_warning_then_confirm(h):
     s = h.session
     v = view("commit", players=players(0, **spells(Ann="FREIGHTER", Bob="HYDROGEN", Cat="ROCKET")))
     h.show(v)
-    assert s.submit("rocket ship") is False
+    assert s.submit("rocket ship") is True  # the word leaves the input line: a y/n question
     assert s.status[0] == "warn"
     assert "contains 'ROCKET' (Cat's spell word): it would be invalid, -3" in s.status[1]
-    assert s.prompt().startswith("Lock it in anyway?")
-    assert h.sent == []
-    assert s.submit("rocket ship") is True  # Enter again: locked in anyway
+    assert s.prompt().startswith("Lock in 'rocket ship' anyway? y = yes, n = change it")
+    assert s.wants_keys() and h.sent == []
+    s.key("x")  # neither yes nor no: nothing happens but a hint
+    assert h.sent == [] and "Press y" in s.status[1]
+    s.key("y")
     assert isinstance(h.sent[-1], CommitSummon)
+    assert s.my_word() == "rocket ship"
 
 
 def test_local_word_warning_can_be_changed(h):
     s = h.session
     h.show(view("commit", players=players(0, **spells(Bob="DOG"))))
-    assert s.submit("dogfish") is False
+    assert s.submit("dogfish") is True
     assert "hidden inside" in s.status[1]
+    s.key("n")  # the word comes back to the input line, to be changed
+    assert s.settle_input("") == "dogfish" and not s.wants_keys()
     assert s.submit("spaceship") is True
     assert len(h.sent) == 1
 
@@ -357,7 +362,11 @@ def test_review_flows(h):
     h.show(view("review", players=published))
     for k in "c3":
         s.key(k)
-    assert s.prompt().startswith("Rule for 'space ship': 1 noun 2 adjectives")
+    assert s.prompt().startswith("Rule for 'space ship': 1-4")
+    menu = screen.plain(screen.panel(s, 80))
+    assert "Challenge Cat's 'space ship': which rule?" in menu
+    assert "2 it must be a thing without adjectives or describing words" in menu
+    assert "3 it must fit the category (Vehicle)" in menu
     s.key("2")
     assert h.sent[-1] == ChallengeWord(seat=2, rule="no-adjectives")
     for k in "s13":
@@ -465,7 +474,7 @@ def test_name_taken_asks_for_another_name(tmp_path):
     s.on_connected()
     s.on_message(Error(code="name_taken", message="Someone in this room is already called 'Ann'."))
     assert "already called" in s.status[1]
-    assert s.prompt().startswith("Type a name to try again")
+    assert s.prompt().startswith("Another name")
     assert s.on_connected() == []  # no loop of refused joins
     assert s.submit("Annie")
     assert sent == [JoinRoom(room="ABCD", name="Annie")]
@@ -609,7 +618,7 @@ def test_screen_shows_boards_results_and_standings(h):
     h.show(view("over", players=ps, results=[result], winners=[0]))
     text = screen.plain(screen.panel(h.session, 80))
     assert "Final standings" in text and "Ann wins!" in text
-    assert "some, but not all, matched the conjurer" in text
+    assert "conjured: Cat matched the conjurer Ann" in text
     assert "Bob  -3  'hydrogen bomb': invalid word: contains HYDROGEN" in text
 
 
@@ -637,6 +646,8 @@ def test_command_line(tmp_path, monkeypatch):
         "--no-spectators",
         "--max-spectators",
         "5",
+        "--house-rule",
+        "pairs-per-star",
         "--quick",
     ]
     parser = cli.build_parser(cli._available(), "play")
@@ -644,6 +655,7 @@ def test_command_line(tmp_path, monkeypatch):
     assert o.create and not o.ask_settings and o.state_dir == str(tmp_path)
     assert o.settings.variant == "dark-magic" and not o.settings.spectators
     assert o.settings.max_spectators == 5
+    assert o.settings.house_rules == ["pairs-per-star"]
     assert o.settings.limits.choose is None
     parser = cli.build_parser(cli._available(), "watch")
     o = app.options_from_args(

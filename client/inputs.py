@@ -1,0 +1,700 @@
+"""What a typed line or a key means, in every phase: the input handling of a Session.
+
+:class:`Inputs` turns a line (:meth:`Inputs.submit`) or a key (:meth:`Inputs.key`) into messages
+for the server, or into a :class:`Refused` sentence for the status line (the text is kept).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+
+from client.prompts import Prompts, quoted
+from client.setupform import SetupForm
+from client.statefile import ENV_LOCAL_BOTS, ENV_LOCAL_SERVER
+from client.tablestate import MAX_CRYSTALS, RULES, stars
+from client.textfit import shorten
+from protocol.commitment import commitment, new_nonce
+from protocol.events import RULE_TEXT
+from protocol.messages import (
+    CastVote,
+    ChallengeWord,
+    ChangeSettings,
+    ChooseCard,
+    ClientMsg,
+    CommitSummon,
+    KickPlayer,
+    Leave,
+    MarkBoards,
+    PauseGame,
+    ProposalView,
+    ProposeSame,
+    ResumeGame,
+    RevealSummon,
+    ReviewDone,
+    SeatOrder,
+    SendChat,
+    SkipPlayer,
+    StartGame,
+    WriteSpell,
+    chat_problem,
+    reason_problem,
+)
+from protocol.names import name_problem
+from protocol.words import contains_written, hidden_inside, same_word, validate_written
+
+#: Keys that work on any screen: scrolling and the cards.
+PAGE_KEYS = ("pageup", "pagedown")
+CARD_KEYS = {"f1": "help", "f2": "howto", "f3": "results", "f4": "panel"}
+
+
+class Inputs(Prompts):
+    """Lines and keys from the player, turned into messages (or refusals)."""
+
+    def send(self, msg: ClientMsg) -> None:
+        # The player's first move of the next round closes the last round's results.
+        card = self.overlay
+        if (
+            card is not None
+            and card.kind == "results"
+            and not isinstance(msg, SendChat | RevealSummon)
+        ):
+            self.close_card()
+        super().send(msg)
+
+    def key(self, key: str, page: int = 10) -> None:
+        """One key: a printable character, 'enter', 'escape', 'pageup', 'pagedown', 'f1'-'f3'.
+
+        ``page`` is how many lines PgUp/PgDn move (the screen knows how many are shown).
+        """
+        try:
+            self._any_key(key, page)
+        except Refused as r:
+            self.say("warn", str(r))
+
+    def submit(self, text: str) -> bool:
+        """A line typed and Enter pressed. True if it was used (clear the input line)."""
+        try:
+            if self.overlay is not None:
+                if not text.strip():
+                    self.close_card()
+                    return True
+                if self.overlay.kind != "over" and not text.strip().startswith("/"):
+                    self.close_card()  # typing and sending is the next move (a chat is not)
+            return self._submit(text)
+        except Refused as r:
+            self.say("warn", str(r))
+            return False
+
+    def settle_input(self, text: str) -> str | None:
+        """The input line's text after a change of state: None keeps ``text`` as it is.
+
+        Each question owns what was typed for it (:meth:`Prompts.prompt_owner`). When the
+        question changes (the clock closed the summon, the phase moved on), text typed for the
+        old one is not carried into the new one: it is cleared, and the feed says what was not
+        sent and why. A slash command is not an answer to a question, so it stays. Text the
+        session hands back to the player (``draft``: the word of a "lock it in anyway?" that
+        was declined) replaces the line.
+        """
+        owner = self.prompt_owner()
+        result: str | None = None
+        if owner is not None and owner != self._owner:
+            old, self._owner = self._owner, owner
+            if old is not None and text.strip() and not text.lstrip().startswith("/"):
+                self._left_behind(old, text.strip())
+                result = ""
+        if self.draft is not None:
+            result, self.draft = self.draft, None
+        return result
+
+    def _left_behind(self, owner: tuple, text: str) -> None:
+        why = {
+            "commit": "the summon closed",
+            "secret": "the time for the secret word ran out",
+            "spell": "your spell turn ended",
+            "choose": "the choice of a category is over",
+            "mark": "the crystals are placed",
+            "review": "the question changed"
+            if owner[1:3] == self._owner[1:3]
+            else "the review ended",
+            "wait": "it was not your turn",
+            "lobby": "the game started",
+            "name": "the name is no longer asked",
+            "join": "the question changed",
+        }.get(owner[0], "the question changed")
+        shown = shorten(text, 40)
+        self.add_feed(f"not sent, {why}: '{shown}'", "error")
+        self.say("warn", f"Not sent, {why}: '{shown}'.")
+
+    def request_quit(self) -> bool:
+        """Ctrl-Q (or /quit): True to quit now; False when a question must be answered first.
+
+        The host of ``make play`` runs the server itself (``$CONJURE_LOCAL_SERVER``): quitting
+        stops it, so while other people are seated it asks first and says what happens to them.
+        A second Ctrl-Q is a yes.
+        """
+        if self.quit_question is not None:
+            return True
+        others = self.other_humans()
+        if not os.environ.get(ENV_LOCAL_SERVER) or not others:
+            return True
+        tail = "still playing: quitting stops the server and their game. Quit? y/n: "
+        n = len(others)
+        question = f"{others[0]} is {tail}" if n == 1 else f"{' and '.join(others)} are {tail}"
+        if len(question) > 78:  # the prompt line stays one line at 80 columns
+            question = f"{n} other {'person is' if n == 1 else 'people are'} {tail}"
+        self.quit_question = question
+        return False
+
+    def other_humans(self) -> list[str]:
+        """Connected players who are neither you nor one of ``make play``'s computer players."""
+        v = self.view
+        if v is None or v.phase == "over":
+            return []
+        bots = set(filter(None, os.environ.get(ENV_LOCAL_BOTS, "").split(",")))
+        return [
+            p.name
+            for p in v.players
+            if p.connected and not p.you and not p.kicked and p.id not in bots
+        ]
+
+    def _any_key(self, key: str, page: int) -> None:
+        if self.quit_question is not None:  # the host's question comes first
+            if key in ("y", "Y"):
+                self.quit_requested = True
+            elif key in ("n", "N", "escape"):
+                self.quit_question = None
+                self.say("info", "Still here: the game goes on.")
+            return
+        if key in PAGE_KEYS:
+            self.scroll(-page if key == "pageup" else page)
+            return
+        if key in CARD_KEYS:
+            self._toggle_card(CARD_KEYS[key])
+            return
+        if self.overlay is not None:
+            self.close_card()  # a key on a card closes it and does nothing else
+            return
+        self._key(key)
+
+    def scroll(self, lines: int) -> None:
+        """Move the open card, or the feed, by ``lines`` (negative: back, towards older)."""
+        if self.overlay is not None:
+            self.overlay.scroll = max(0, self.overlay.scroll + lines)
+        else:
+            self.feed_scroll = max(0, self.feed_scroll - lines)
+
+    def _toggle_card(self, kind: str) -> None:
+        if self.overlay is not None and self.overlay.kind == kind:
+            self.close_card()
+            return
+        if kind == "results":
+            v = self.view
+            if v is None or not v.results:
+                raise Refused("No round has ended yet.")
+            self.open_card("over" if v.phase == "over" else "results", v.results[-1].round)
+        elif kind == "help":
+            self.open_card("help")
+        elif kind == "panel":
+            self.open_card("panel")
+        else:
+            self.open_card("howto")
+
+    def _need_connection(self) -> None:
+        if not self.connected:
+            raise Refused("Not connected right now: your text is kept, press Enter again later.")
+
+    def _key(self, key: str) -> None:
+        if key == "escape":
+            if self.confirm_word is not None:
+                self.draft = self.confirm_word  # back in the input line, to change it
+            self.sub = ()
+            self.confirm_word = None
+            self.status = None
+            return
+        if not self.wants_keys():
+            return
+        if self.gave_up is not None:
+            if key.lower() != "r":
+                raise Refused("Press r to try again, or Ctrl-Q to quit.")
+            self.try_again()
+            return
+        v = self.view
+        assert v is not None
+        if v.phase == "commit" and self.confirm_word is not None:
+            self._confirm_key(key)
+        elif v.phase == "lobby":
+            self._lobby_key(key)
+        elif v.phase == "mark":
+            self._mark_key(key)
+        elif v.phase == "review":
+            self._review_key(key)
+
+    def try_again(self) -> None:
+        """After a give-up: try to reach the server again (``client.session.Session``)."""
+        raise NotImplementedError
+
+    def _confirm_key(self, key: str) -> None:
+        """The answer to "lock it in anyway?": y locks the word in, n gives it back to change."""
+        word = self.confirm_word
+        assert word is not None
+        if key.lower() == "y":
+            self.confirm_word = None
+            try:
+                self._commit(word, check=False)
+            except Refused:
+                self.draft = word  # not sent (no connection, no disk): the word is kept
+                raise
+        elif key.lower() == "n":
+            self.confirm_word = None
+            self.draft = word
+            self.status = None
+        else:
+            raise Refused(f"Press y to lock in {quoted(word)} anyway, or n to change it.")
+
+    def _lobby_key(self, key: str) -> None:
+        if self.sub == ("kick",):
+            seat = self._board_number(key)
+            self.sub = ()
+            if seat == self.seat:
+                raise Refused("You cannot remove yourself.")
+            self._need_connection()
+            self.send(KickPlayer(seat=seat))
+            return
+        if key == "s":
+            self._need_connection()
+            n = len([p for p in self.view.players if not p.kicked])  # type: ignore[union-attr]
+            if n < 3:
+                raise Refused(f"A game needs at least 3 players; {n} seated so far.")
+            self.send(StartGame())
+            self.say("info", "starting the game…")
+        elif key == "e":
+            self.form = SetupForm(settings=self.view.settings, for_create=False)  # type: ignore[union-attr]
+        elif key == "k":
+            self.sub = ("kick",)
+
+    def _board_number(self, text: str) -> int:
+        try:
+            n = int(text.strip())
+        except ValueError:
+            raise Refused(f"{text.strip()!r} is not a board number.") from None
+        if self.player(n - 1) is None:
+            raise Refused(f"There is no board {n}.")
+        return n - 1
+
+    def _mark_key(self, key: str) -> None:
+        if key == "enter":
+            self._confirm_marks()
+            return
+        if not key.isdigit():
+            return
+        seat = int(key) - 1
+        p = self.player(seat)
+        if p is None:
+            raise Refused(f"There is no board {key}.")
+        if not p.spell:
+            raise Refused(f"Board {key} ({p.name}) has no spell word to mark.")
+        if seat in self.marks:
+            self.marks.discard(seat)
+        else:
+            if len(self.marks) >= MAX_CRYSTALS:
+                raise Refused(f"You have only {MAX_CRYSTALS} crystals; remove one first.")
+            self.marks.add(seat)
+        self.status = None
+
+    def _confirm_marks(self) -> None:
+        low, high = self.crystal_range()
+        n = len(self.marks)
+        if n < low:
+            raise Refused(f"Place at least {low} crystals ({n} placed).")
+        if n > high:
+            raise Refused(f"Place at most {high} crystals ({n} placed).")
+        self._need_connection()
+        self.send(MarkBoards(boards=sorted(self.marks)))
+        words = ", ".join(self.player(s).spell or "?" for s in sorted(self.marks))  # type: ignore[union-attr]
+        self.say("info", f"crystals placed on {words or 'no board'}")
+
+    def _not_yours(self, p: ProposalView) -> str:
+        """Why this player does not vote on ``p`` (rule V1), as a sentence."""
+        me = self.me
+        if me is not None and me.skipped:
+            return "You are skipped this round, so you do not vote."
+        words = " and ".join(quoted(w) for w in p.words) or "the words"
+        return (
+            f"Proposal {p.id + 1} is about your word ({words}): the players it does not "
+            "concern vote on it (rule V1)."
+        )
+
+    def _why_no_vote(self) -> str:
+        open_ = self.open_proposals()
+        if not open_:
+            return "There is no open proposal to vote on."
+        return self._not_yours(open_[0])
+
+    def _review_key(self, key: str) -> None:
+        sub = self.sub
+        v = self.view
+        assert v is not None
+        if not sub:
+            if key == "c":
+                self.sub = ("challenge",)
+            elif key == "s":
+                self.sub = ("same",)
+            elif key == "v":
+                votable = self.votable()
+                if not votable:
+                    raise Refused(self._why_no_vote())
+                self.sub = ("vote", votable[0].id) if len(votable) == 1 else ("vote",)
+            elif key == "d":
+                me = self.me
+                if me is not None and me.done:
+                    raise Refused("You have already said you are done.")
+                self._need_connection()
+                self.send(ReviewDone())
+                self.say("info", "done with the review")
+            return
+        if key == "enter":
+            return
+        if sub == ("challenge",):
+            seat = self._summon_board(key)
+            self.sub = ("challenge", seat)
+        elif sub[0] == "challenge":
+            try:
+                rule = RULES[int(key) - 1]
+            except (ValueError, IndexError):
+                raise Refused(f"Pick a rule by its number, 1-{len(RULES)}.") from None
+            self._need_connection()
+            self.sub = ()
+            self.send(ChallengeWord(seat=sub[1], rule=rule))  # type: ignore[arg-type]
+            self.say("info", f"challenged {self.pname(sub[1])}'s word: {RULE_TEXT[rule]}")
+        elif sub == ("same",):
+            self.sub = ("same", self._summon_board(key))
+        elif sub[0] == "same":
+            other = self._summon_board(key)
+            if other == sub[1]:
+                raise Refused("Pick another player's board.")
+            self._need_connection()
+            self.sub = ()
+            self.send(ProposeSame(a=sub[1], b=other))
+            self.say("info", "proposed the two words as the same thing")
+        elif sub == ("vote",):
+            try:
+                pid = int(key) - 1
+            except ValueError:
+                raise Refused("Pick a proposal by its number.") from None
+            found = [p for p in v.proposals if p.id == pid]
+            if not found:
+                raise Refused(f"There is no proposal {key}.")
+            if found[0].carried is not None:
+                verdict = "carried" if found[0].carried else "rejected"
+                raise Refused(f"Proposal {key} is settled: {verdict}.")
+            if found[0] not in self.votable():
+                raise Refused(self._not_yours(found[0]))
+            self.sub = ("vote", pid)
+        elif sub[0] == "vote" and len(sub) == 2 and key.lower() in ("y", "n"):
+            self.sub = ("vote", sub[1], key.lower() == "y")
+
+    def _summon_board(self, text: str) -> int:
+        seat = self._board_number(text)
+        p = self.player(seat)
+        if p is None or not p.summon:
+            raise Refused(f"Board {seat + 1} has no summoning word.")
+        return seat
+
+    def _submit(self, text: str) -> bool:
+        if self.form is not None:
+            return self._form_answer(text)
+        stripped = text.strip()
+        if stripped.startswith("/"):
+            return self._command(stripped)
+        if self.join_field is not None and not self.joined:
+            return self._join_answer(text)
+        if not self.name and not self.spectator and not self.token:
+            if not stripped:
+                return False
+            if problem := name_problem(stripped):
+                raise Refused(problem)
+            self.name = stripped
+            if self.connected and not self.joined:
+                for m in self.join_messages():
+                    self.send(m)
+            return True
+        if self.wants_keys():
+            if self.sub and self.sub[0] == "vote" and len(self.sub) == 3:
+                pass  # handled below: the reason line
+            elif not stripped:
+                self._key("enter")
+                return True
+            else:
+                return self._keys_as_line(stripped)
+        v = self.view
+        me = self.me
+        if self.sub and self.sub[0] == "vote" and len(self.sub) == 3 and v is not None:
+            self._need_connection()
+            _, pid, yes = self.sub
+            reason = stripped[:200]
+            if problem := reason_problem(reason):
+                raise Refused(problem + ": your text is kept.")
+            self.send(CastVote(proposal=pid, yes=yes, reason=reason))
+            self.sub = ()
+            self.say("info", f"voted {'yes' if yes else 'no'} on proposal {pid + 1}")
+            return True
+        if not stripped:
+            return False
+        if v is None or me is None or not self.joined:
+            raise Refused("Not in a room yet: your text is kept.")
+        if v.paused:
+            raise Refused("The game is paused: your text is kept.")
+        conj = self.is_conjurer()
+        if v.phase == "choose" and conj:
+            return self._choose(stripped)
+        if v.phase == "spell" and v.turn == v.you:
+            problem = validate_written(stripped)
+            if problem:
+                raise Refused(problem)
+            self._need_connection()
+            self.send(WriteSpell(word=stripped))
+            return True
+        if v.phase == "dark-commit" and conj:
+            return self._commit(stripped, check=False)
+        if v.phase == "commit" and any(p.seat == me.seat for p in self.summoners()):
+            return self._commit(stripped, check=True)
+        raise Refused(f"Not your turn ({self.waiting_text()}): your text is kept.")
+
+    def _join_answer(self, text: str) -> bool:
+        """The part of the join a refusal asked for: a room code, a password or a name."""
+        field = self.join_field
+        stripped = text.strip()
+        if field == "room":
+            if not re.fullmatch(r"[A-Za-z]{4}", stripped):
+                raise Refused("A room code is 4 letters, as the host's screen shows it.")
+            self.room = stripped.upper()
+            self.token = None
+            if not self.spectator:
+                self._load_seat()
+        elif field == "password":
+            secret = text.strip("\r\n")
+            if not secret:
+                raise Refused("Type the room's password (the host has it), or Ctrl-Q to quit.")
+            if len(secret) > 64:
+                raise Refused("A password has at most 64 characters.")
+            self.password = secret
+        elif field == "name":
+            if not stripped:
+                return False
+            if problem := name_problem(stripped):
+                raise Refused(problem)
+            self.name = stripped
+        self.join_field = None
+        self.join_error = None
+        self.status = None
+        if self.connected:
+            for m in self.join_messages():
+                self.send(m)
+        return True
+
+    def _load_seat(self) -> None:
+        raise NotImplementedError
+
+    def _keys_as_line(self, text: str) -> bool:
+        """A whole line typed in a keys state: '1 3 4' marks, 'c 2 1' challenges, ..."""
+        v = self.view
+        assert v is not None
+        tokens = text.replace(",", " ").split()
+        if v.phase == "mark":
+            seats = set()
+            for t in tokens:
+                seat = self._board_number(t)
+                seats.add(seat)
+            for seat in seats:
+                p = self.player(seat)
+                if p is None or not p.spell:
+                    raise Refused(f"Board {seat + 1} has no spell word to mark.")
+            self.marks = seats
+            self._confirm_marks()
+            return True
+        saved = self.sub
+        try:
+            for i, t in enumerate(tokens):
+                if self.sub and self.sub[0] == "vote" and len(self.sub) == 3:
+                    reason = " ".join(tokens[i:])
+                    return self._submit(reason)
+                self._key(t if len(t) == 1 or not t.isalpha() else t[0])
+            if self.sub and self.sub[0] == "vote" and len(self.sub) == 3:
+                return self._submit("")
+        except Refused:
+            self.sub = saved
+            raise
+        return True
+
+    def _choose(self, text: str) -> bool:
+        v = self.view
+        assert v is not None
+        open_cards = [c for c in v.cards if not c.used]
+        try:
+            n = int(text)
+        except ValueError:
+            raise Refused(f"Type the number of a category, 1-{len(open_cards)}.") from None
+        if not 1 <= n <= len(open_cards):
+            raise Refused(f"Type the number of a category, 1-{len(open_cards)}.")
+        card = open_cards[n - 1]
+        self._need_connection()
+        self.send(ChooseCard(card=card.index))
+        self.say("info", f"you chose {card.text} {stars(card.stars)}")
+        return True
+
+    def word_warning(self, word: str) -> str | None:
+        """A warning if the word is, contains or seems to hide a written spell word."""
+        v = self.view
+        if v is None:
+            return None
+        written = [(p, p.spell) for p in v.players if p.spell]
+        for p, spell in written:
+            if contains_written(word, spell):  # type: ignore[arg-type]
+                what = "is" if same_word(word, spell) else "contains"  # type: ignore[arg-type]
+                whose = "your" if p.seat == v.you else f"{p.name}'s"
+                return f"Your word {what} '{spell}' ({whose} spell word): it would be invalid, -3."
+        for p, spell in written:
+            if hidden_inside(word, spell):  # type: ignore[arg-type]
+                whose = "your" if p.seat == v.you else f"{p.name}'s"
+                return (
+                    f"'{spell}' ({whose} spell word) seems hidden inside your word: "
+                    "the table may rule it invalid, -3."
+                )
+        return None
+
+    def _commit(self, word: str, *, check: bool) -> bool:
+        problem = validate_written(word)
+        if problem:
+            raise Refused(problem)
+        if check:
+            warning = self.word_warning(word)
+            if warning:
+                # A real question (y or n), never an edit of the word: it leaves the input line.
+                self.confirm_word = word
+                self.say("warn", warning)
+                return True
+        self.confirm_word = None
+        self._need_connection()
+        v = self.view
+        key = self._round_key()
+        assert v is not None and key is not None
+        game_id, round_, seat = key
+        nonce = new_nonce()
+        digest = commitment(game_id, round_, seat, nonce, word)
+        try:
+            self.store.save_summon(
+                game_id, round_, seat, word=word, nonce=nonce.hex(), commitment=digest
+            )
+        except OSError as exc:
+            raise Refused(
+                f"Could not save your word in {self.store.path} ({exc.strerror}); not sent."
+            ) from None
+        self._my_words[key] = word
+        self._reveal_index.pop(key, None)
+        self.send(CommitSummon(commitment=digest))
+        self.say("info", f"'{word}' is locked in; it will be revealed when everyone is ready")
+        return True
+
+    def _form_answer(self, text: str) -> bool:
+        form = self.form
+        assert form is not None
+        if text.strip().startswith("/") and text.strip() in ("/quit", "/help", "/howto"):
+            return self._command(text.strip())
+        error = form.answer(text)
+        if error:
+            self.say("warn", error)
+            return False
+        self.status = None
+        if form.step == "done":
+            self.form = None
+            self.pending_settings = form.settings
+            if form.for_create:
+                if self.connected:
+                    for m in self.join_messages():
+                        self.send(m)
+            elif self.view is not None and form.settings == self.view.settings:
+                self.say("info", "settings unchanged")
+            else:
+                self._need_connection()
+                self.send(ChangeSettings(settings=form.settings))
+                self.say("info", "settings sent")
+        return True
+
+    def _command(self, text: str) -> bool:
+        word, _, rest = text[1:].partition(" ")
+        word = word.lower()
+        rest = rest.strip()
+        if word in ("say", "chat", "s"):
+            if self.spectator:
+                raise Refused("Spectators cannot chat.")
+            if not rest:
+                raise Refused("Type something after /say.")
+            text = rest[:300]
+            if problem := chat_problem(text):
+                raise Refused(problem + ": your text is kept.")
+            self._need_connection()
+            self.send(SendChat(text=text))
+            return True
+        if word in ("help", "h", "?"):
+            self.open_card("help")
+            return True
+        if word in ("howto", "rules", "how"):
+            self.open_card("howto")
+            return True
+        if word in ("results", "result", "r"):
+            self._toggle_card("results")
+            return True
+        if word in ("quit", "q", "exit"):
+            self.quit_requested = self.request_quit()
+            return True
+        if word == "leave":
+            self._need_connection()
+            self.send(Leave())
+            if self.room:
+                with contextlib.suppress(OSError):
+                    self.store.forget_seat(self.server, self.room)
+            self.token = None
+            self.quit_requested = True
+            return True
+        if word in ("pause", "resume", "skip", "kick", "start", "settings", "order"):
+            if not self.is_host():
+                raise Refused("Only the host can do that.")
+            self._need_connection()
+            if word == "pause":
+                self.send(PauseGame())
+            elif word == "resume":
+                self.send(ResumeGame())
+            elif word == "start":
+                self.send(StartGame())
+            elif word == "order":
+                self.send(SeatOrder(order=self._seat_order(rest)))
+            elif word == "settings":
+                if self.view is None or self.view.phase != "lobby":
+                    raise Refused("Settings can change only in the lobby.")
+                self.form = SetupForm(settings=self.view.settings, for_create=False)
+            else:
+                seat = self._board_number(rest)
+                self.send(SkipPlayer(seat=seat) if word == "skip" else KickPlayer(seat=seat))
+            return True
+        raise Refused(f"Unknown command /{word}; /help lists them.")
+
+    def _seat_order(self, rest: str) -> list[int]:
+        """``/order 3 1 2``: the boards, by their current numbers, in their new seating order."""
+        if self.view is None or self.view.phase != "lobby":
+            raise Refused("Seats can be reordered only in the lobby.")
+        n = len(self.view.players)
+        try:
+            boards = [int(x) for x in rest.replace(",", " ").split()]
+        except ValueError:
+            boards = []
+        if sorted(boards) != list(range(1, n + 1)):
+            raise Refused(f"List every board 1-{n} once, in the new order: /order 2 1 3")
+        return [b - 1 for b in boards]
+
+    quit_requested = False
+
+
+class Refused(Exception):
+    """An input the client refuses locally, with the sentence to show."""

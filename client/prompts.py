@@ -1,0 +1,273 @@
+"""What the input line says: the prompt per phase, what the table waits for, the key help.
+
+:class:`Prompts` reads a :class:`~client.tablestate.TableState` and answers in sentences. Prompts
+stay short (the typed text needs the rest of the line); words and names put into them are
+shortened on purpose. :meth:`Prompts.prompt_owner` names the question being asked, so the input
+line's text belongs to one question only (see ``Session.settle_input``).
+"""
+
+from __future__ import annotations
+
+from client.tablestate import TableState, _cap, names_list
+from client.textfit import cells, shorten
+
+#: A word or a name quoted inside a prompt is shortened to this many cells.
+QUOTED = 18
+
+
+def few_names(names: list[str], most: int = 3) -> str:
+    """'Ann', 'Ann and Bob', ... up to ``most`` names; beyond that, how many."""
+    if len(names) > most:
+        return f"{len(names)} players"
+    return names_list(names)
+
+
+def quoted(word: str | None) -> str:
+    return f"'{shorten(word or '?', QUOTED)}'"
+
+
+def span(numbers: list[int]) -> str:
+    """[1, 2, 3] -> '1-3'; [2, 4] -> '2 4'."""
+    if not numbers:
+        return "-"
+    if numbers == list(range(min(numbers), max(numbers) + 1)) and len(numbers) > 1:
+        return f"{min(numbers)}-{max(numbers)}"
+    return " ".join(str(n) for n in numbers)
+
+
+class Prompts(TableState):
+    """The prompt and the key help for the current state."""
+
+    #: The host's "quit anyway?" question while it waits for y/n (None: not asked).
+    quit_question: str | None = None
+
+    def wants_keys(self) -> bool:
+        """Single keys act at once (no Enter needed) in these states."""
+        if self.gave_up is not None or self.quit_question is not None:
+            return True
+        if self.form is not None or not self.joined or self.view is None or self.spectator:
+            return False
+        v = self.view
+        me = self.me
+        if me is None or me.kicked:
+            return False
+        if v.phase == "lobby":
+            return self.is_host()
+        if v.paused:
+            return False
+        if v.phase == "mark" and self.is_conjurer() and not me.marked:
+            return True
+        if v.phase == "commit" and self.confirm_word is not None:
+            return True
+        if v.phase == "review" and not me.skipped:
+            return not (self.sub and self.sub[0] == "vote" and len(self.sub) == 3)
+        return False
+
+    def prompt_owner(self) -> tuple | None:
+        """Which question the input line answers now; None while that is not known.
+
+        Text typed for one question never becomes the answer to another: when the owner
+        changes, the app empties the input line (``Session.settle_input``). None (connecting,
+        joining again, paused) keeps the text where it is.
+        """
+        if self.form is not None:
+            return ("form", self.form.for_create, self.form.step)
+        if self.join_field is not None and not self.joined:
+            return ("join", self.join_field)
+        if self.gave_up is not None or self.ended is not None:
+            return None
+        if not self.name and not self.spectator and not self.token:
+            return ("name",)
+        v = self.view
+        if v is None or not self.joined or v.paused:
+            return None
+        if self.spectator or v.you is None:
+            return ("watch",)
+        me = self.me
+        if me is None or me.kicked:
+            return ("out",)
+        if v.phase in ("lobby", "over"):
+            return (v.phase, self.is_host(), self.sub)
+        game = (v.game_id, v.round)
+        if me.skipped:
+            return ("skipped", *game)
+        conj = self.is_conjurer()
+        if v.phase == "choose" and conj:
+            return ("choose", *game)
+        if v.phase == "dark-commit" and conj:
+            return ("secret", *game)
+        if v.phase == "spell" and v.turn == v.you:
+            return ("spell", *game)
+        if v.phase == "mark" and conj and not me.marked:
+            return ("mark", *game)
+        if v.phase == "commit" and any(p.seat == me.seat for p in self.summoners()):
+            return ("commit", *game)
+        if v.phase == "review":
+            sub = self.sub
+            return ("review", *game, sub[0] if sub else "", len(sub))
+        return ("wait", *game, v.phase)
+
+    def prompt(self) -> str:
+        """What the input line says: what you can do now, or what you are waiting for."""
+        if self.quit_question is not None:
+            return self.quit_question
+        if self.form is not None:
+            return self.form.prompt()
+        if self.gave_up is not None:
+            return "r tries again, Ctrl-Q quits: "
+        if self.join_field is not None and not self.joined:
+            if self.join_field == "room":
+                return f"Room code to {'watch' if self.spectator else 'join'} (4 letters): "
+            if self.join_field == "password":
+                return f"Password for room {self.room}: "
+            if self.join_field == "name":
+                return "Another name: "
+            return "Enter tries again, Ctrl-Q quits: "
+        if not self.name and not self.spectator and not self.token:
+            return "Your name: "
+        if self.ended is not None:
+            return "Disconnected. Ctrl-Q to quit. "
+        v = self.view
+        if v is None or not self.joined:
+            if not self.connected:
+                return "connecting… "
+            return f"joining room {self.room}… " if self.room else "creating the room… "
+        if self.spectator or v.you is None:
+            return "watching: " + self.waiting_text() + " "
+        me = self.me
+        if me is None:
+            return "waiting… "
+        if me.kicked:
+            return "You were removed from this game. Ctrl-Q to quit. "
+        if v.phase == "lobby":
+            if self.is_host():
+                if self.sub == ("kick",):
+                    return "Remove which player (board number, Esc cancels)? "
+                return "Lobby: s=start e=settings k=remove a player: "
+            return f"Waiting for {shorten(self.pname(v.host), QUOTED)} to start the game… "
+        if v.phase == "over":
+            ended = "Game abandoned" if v.abandoned else "Game over"
+            return f"{ended}. Ctrl-Q to quit. "
+        if me.skipped:
+            return "You are skipped this round: " + self.waiting_text() + " "
+        if v.paused:
+            extra = " (/resume to continue)" if self.is_host() else ""
+            return f"The game is paused{extra}. "
+        conj = self.is_conjurer()
+        if v.phase == "choose" and conj:
+            n = len([c for c in v.cards if not c.used])
+            if n == 1:
+                return "Choose the last category, 1: "
+            return f"Choose a category (1-{n}): " if n else "Choose a category: "
+        if v.phase == "dark-commit" and conj:
+            if me.committed:
+                return f"Secret word {quoted(self.my_word())} locked in. Another replaces it: "
+            return "Your secret summoning word: "
+        if v.phase == "spell" and v.turn == v.you:
+            return "Your spell word: "
+        if v.phase == "mark" and conj and not me.marked:
+            low, high = self.crystal_range()
+            numbers = span([p.seat + 1 for p in self.markable()])
+            return f"Toggle boards {numbers}, Enter to confirm ({low}-{high} crystals): "
+        if v.phase == "commit" and any(p.seat == me.seat for p in self.summoners()):
+            if self.confirm_word is not None:
+                return f"Lock in {quoted(self.confirm_word)} anyway? y = yes, n = change it: "
+            if me.committed:
+                return f"Locked in {quoted(self.my_word())}. Another word replaces it: "
+            return "Your summoning word: "
+        if v.phase == "review":
+            return self._review_prompt()
+        return _cap(self.waiting_text()) + " "
+
+    def _review_prompt(self) -> str:
+        sub = self.sub
+        if sub == ("challenge",):
+            return "Challenge whose word (board number, Esc cancels)? "
+        if sub and sub[0] == "challenge":
+            target = self.player(sub[1])
+            word = target.summon if target else "?"
+            return f"Rule for {quoted(word)}: 1-4 from the list (Esc cancels)? "
+        if sub == ("same",):
+            return "Same thing: first board number (Esc cancels)? "
+        if sub and sub[0] == "same":
+            first = self.player(sub[1])
+            return f"Same thing as {quoted(first.summon if first else None)}: which other board? "
+        if sub == ("vote",):
+            numbers = span([p.id + 1 for p in self.votable()])
+            return f"Vote on which proposal ({numbers}, Esc cancels)? "
+        if sub and sub[0] == "vote" and len(sub) == 2:
+            return f"Proposal {sub[1] + 1}: y=yes n=no (Esc cancels)? "
+        if sub and sub[0] == "vote":
+            return f"Reason for your {'yes' if sub[2] else 'no'} (optional), Enter to send: "
+        me = self.me
+        if me is not None and me.done:
+            return "Done; c s v still work: "
+        return "Review: c=challenge s=same v=vote d=done: "
+
+    def waiting_text(self) -> str:
+        """What the table is waiting for, as a phrase."""
+        v = self.view
+        if v is None:
+            return "waiting"
+        if v.paused:
+            return "the game is paused"
+        conj = shorten(self.pname(v.conjurer), QUOTED)
+        if v.phase == "lobby":
+            return f"waiting for {shorten(self.pname(v.host), QUOTED)} to start the game"
+        if v.phase == "choose":
+            return f"waiting for {conj} to choose a category"
+        if v.phase == "dark-commit":
+            return f"waiting for {conj} to write a secret summoning word"
+        if v.phase == "spell":
+            who = shorten(self.pname(v.turn), QUOTED)
+            if v.turn is not None and v.turn == v.you:
+                return "waiting for your spell word"
+            return f"waiting for {who}'s spell word"
+        if v.phase == "mark":
+            return f"waiting for {conj} to place the crystals"
+        if v.phase == "commit":
+            missing = [p.name for p in self.summoners() if not p.committed]
+            return f"waiting for {few_names(missing) or 'everyone'} to lock in a summoning word"
+        if v.phase == "reveal":
+            missing = [p.name for p in v.players if p.committed and not p.revealed]
+            return f"waiting for {few_names(missing) or 'the reveal'} to reveal"
+        if v.phase == "review":
+            missing = [p.name for p in v.players if self.active(p) and not p.done]
+            return f"waiting for {few_names(missing) or 'the table'} to finish the review"
+        if v.phase == "over":
+            return "the game was abandoned" if v.abandoned else "the game is over"
+        return "waiting"
+
+    def key_help(self, width: int = 80) -> str:
+        """The keys that work now, most useful first; what does not fit is left out, whole."""
+        parts: list[str] = []
+        v = self.view
+        if self.overlay is not None:
+            parts += ["Enter/Esc close", "PgUp/PgDn scroll"]
+        elif self.gave_up is not None:
+            parts.append("r try again")
+        elif self.wants_keys() and v is not None:
+            if v.phase == "mark":
+                parts.append(f"{span([p.seat + 1 for p in self.markable()])} toggle")
+                parts.append("Enter confirm")
+            elif self.confirm_word is not None:
+                parts += ["y lock in", "n change it"]
+            elif self.sub:
+                parts.append("Esc cancel")
+        else:
+            parts.append("Enter send")
+        parts.append("^Q quit")
+        if self.overlay is None:
+            if self.joined and not self.spectator:
+                parts.append("/say chat")
+            parts += ["F1 help", "F2 how to play"]
+            if v is not None and v.results:
+                parts.append("F3 results")
+            parts.append("PgUp older")
+            if self.is_host() and v is not None and v.phase not in ("lobby", "over"):
+                parts.append("/pause /skip N /kick N")
+        shown: list[str] = []
+        for part in parts:
+            if cells(" · ".join([*shown, part])) <= width:
+                shown.append(part)
+        return " · ".join(shown)

@@ -1,0 +1,216 @@
+"""What one client holds: the latest View, the feed, the status line, and questions about them.
+
+:class:`TableState` is the base of :class:`client.session.Session`: the plain state (who is
+who, whose turn, what this player committed) that the prompts (``client.prompts``) and the input
+handling (``client.inputs``) read. No I/O but the state directory's summoning secrets.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import trio
+
+from client.statefile import StateDir
+from protocol.events import RULE_TEXT
+from protocol.messages import ClientMsg, PlayerView, ProposalView, View
+
+if TYPE_CHECKING:
+    from client.setupform import SetupForm
+
+RULES: tuple[str, ...] = tuple(RULE_TEXT)
+MAX_CRYSTALS = 4
+
+StatusKind = Literal["info", "warn", "error"]
+
+
+def names_list(names: list[str]) -> str:
+    """'Ann', 'Ann and Bob', 'Ann, Bob and Cat'."""
+    if not names:
+        return ""
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def stars(n: int) -> str:
+    return "★" * n
+
+
+@dataclass
+class FeedLine:
+    text: str
+    kind: str = "event"  # event | chat | error | me
+
+
+OverlayKind = Literal["results", "over", "help", "howto", "panel"]
+JoinField = Literal["room", "password", "name", "again"]
+
+
+@dataclass
+class Overlay:
+    """A card drawn over the table until it is closed: a round's results, the help, ...
+
+    ``round`` is the round whose results it shows (for "results" and "over"); ``scroll`` is how
+    many of its lines are scrolled off the top.
+    """
+
+    kind: OverlayKind
+    round: int | None = None
+    scroll: int = 0
+
+
+class TableState:
+    """The state a Session holds (set up in ``Session.__init__``) and the questions it answers."""
+
+    server: str
+    store: StateDir
+    _send: Callable[[ClientMsg], None]
+    name: str | None
+    room: str | None
+    create: bool
+    password: str | None
+    spectator: bool
+    clock: Callable[[], float]
+    wall: Callable[[], float]
+    view: View | None
+    seat: int | None
+    token: str | None
+    joined: bool
+    join_error: str | None
+    connected: bool
+    ended: str | None
+    feed: deque[FeedLine]
+    status: tuple[StatusKind, str] | None
+    deadline_at: float | None
+    marks: set[int]
+    confirm_word: str | None
+    sub: tuple
+    form: SetupForm | None
+    pending_settings: object
+    _my_words: dict[tuple, str]
+    _reveal_index: dict[tuple, int]
+    sent: list[ClientMsg]
+    joined_once: bool
+    retry: trio.Event
+    gave_up: str | None
+    join_field: JoinField | None
+    draft: str | None
+    overlay: Overlay | None
+    feed_scroll: int
+    _owner: tuple | None
+
+    def join_messages(self) -> list[ClientMsg]:
+        """What to send to join (``client.session.Session`` says)."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- helpers
+
+    def send(self, msg: ClientMsg) -> None:
+        self.sent.append(msg)
+        self._send(msg)
+
+    def say(self, kind: StatusKind, text: str) -> None:
+        self.status = (kind, text)
+
+    def add_feed(self, text: str, kind: str = "event") -> None:
+        for line in text.splitlines() or [""]:
+            self.feed.append(FeedLine(line, kind))
+
+    @property
+    def me(self) -> PlayerView | None:
+        v = self.view
+        if v is None or v.you is None:
+            return None
+        return self.player(v.you)
+
+    def player(self, seat: int | None) -> PlayerView | None:
+        if self.view is None or seat is None:
+            return None
+        for p in self.view.players:
+            if p.seat == seat:
+                return p
+        return None
+
+    def pname(self, seat: int | None) -> str:
+        p = self.player(seat)
+        return p.name if p else "someone"
+
+    def is_host(self) -> bool:
+        v = self.view
+        return v is not None and v.you is not None and v.host == v.you
+
+    def is_conjurer(self) -> bool:
+        v = self.view
+        return v is not None and v.you is not None and v.conjurer == v.you
+
+    def active(self, p: PlayerView) -> bool:
+        return not p.kicked and not p.skipped
+
+    def summoners(self) -> list[PlayerView]:
+        v = self.view
+        if v is None:
+            return []
+        out = [p for p in v.players if self.active(p)]
+        if v.settings.variant == "dark-magic":
+            out = [p for p in out if p.seat != v.conjurer]
+        return out
+
+    def remaining(self) -> float | None:
+        """Seconds left in the phase, from the server's ``remaining`` and our own clock."""
+        if self.deadline_at is None or (self.view is not None and self.view.paused):
+            return None
+        return max(0.0, self.deadline_at - self.clock())
+
+    def my_word(self) -> str | None:
+        """The summoning word this client committed this round, if any."""
+        key = self._round_key()
+        if key is None:
+            return None
+        if key not in self._my_words:
+            attempts = self.store.load_summons(*key)
+            if attempts:
+                self._my_words[key] = attempts[0]["word"]
+            else:
+                return None
+        return self._my_words[key]
+
+    def _round_key(self) -> tuple | None:
+        v = self.view
+        if v is None or v.game_id is None or v.you is None or not v.round:
+            return None
+        return (v.game_id, v.round, v.you)
+
+    def markable(self) -> list[PlayerView]:
+        v = self.view
+        return [p for p in v.players if p.spell] if v else []
+
+    def crystal_range(self) -> tuple[int, int]:
+        v = self.view
+        if v is not None and v.settings.variant == "dark-magic":
+            return (0, MAX_CRYSTALS)
+        return (2, MAX_CRYSTALS)
+
+    def open_proposals(self) -> list[ProposalView]:
+        v = self.view
+        return [p for p in v.proposals if p.carried is None] if v is not None else []
+
+    def votable(self) -> list[ProposalView]:
+        """Open proposals this player votes on (a vote already cast may still be changed, V2)."""
+        v = self.view
+        if v is None or v.you is None:
+            return []
+        return [p for p in self.open_proposals() if v.you in p.voters]
+
+    def open_card(self, kind: OverlayKind, round_: int | None = None) -> None:
+        self.overlay = Overlay(kind, round_)
+
+    def close_card(self) -> None:
+        self.overlay = None

@@ -1,0 +1,83 @@
+"""The client's longer texts: the help card and "how to play", in the words of docs/RULES.md.
+
+Each is a list of paragraphs; the screen wraps them on words to the terminal's width, and a card
+that does not fit scrolls (PgUp/PgDn). A line starting with spaces keeps them as its indent.
+"""
+
+from __future__ import annotations
+
+from protocol.events import RULE_TEXT
+
+#: The words the game uses, one sentence each (shown in the how-to and the help).
+SPELL_WORD = "spell word: a clue each player writes in turn; everyone sees it at once"
+SUMMONING_WORD = (
+    "summoning word: your secret guess at what the conjurer summons; it is shown only "
+    "when everyone has locked in"
+)
+STARS = "★: a category is worth 1 to 3 stars, the points a match scores"
+
+HOWTO: list[str] = [
+    "One round per player; each round one player is the conjurer (✦).",
+    "1. Choose. The conjurer chooses a category card. " + STARS + ".",
+    "2. Spell words. In seat order, starting with the conjurer, everyone writes one spell "
+    "word: a clue everyone sees at once.",
+    "3. Crystals. The conjurer puts crystals (◆) on 2 to 4 boards whose spell words lead "
+    "to the thing they have in mind.",
+    "4. Summon. Everyone, the conjurer too, writes a secret summoning word: the thing the "
+    "conjurer summons. It must not be or contain any spell word of the round (-3).",
+    "5. Review. Anyone may challenge a word (it "
+    + RULE_TEXT["noun"]
+    + ", "
+    + RULE_TEXT["no-adjectives"]
+    + ", "
+    + RULE_TEXT["category"]
+    + ") or propose that two words name the same thing; the players it does not concern vote.",
+    "6. Score. Each player who matches the conjurer scores the stars, and so does the "
+    "conjurer for each of them; then every board with a crystal scores 1. If nobody matches "
+    "the conjurer, players who match each other score 2 per star each. If everyone matches, "
+    "everyone but the conjurer scores 1. An invalid word costs 3. After the last round the "
+    "highest total wins.",
+    "Dark Magic: the conjurer writes the summoning word first, before any spell word, and "
+    "marks 0 to 4 boards.",
+]
+
+#: The first time, in the lobby: the game in three lines, and where the rest is.
+HOWTO_SHORT = (
+    "New here? Each round one player, the conjurer, chooses a category; everyone writes a "
+    "spell word (a clue all see), then a secret summoning word: match the conjurer's to "
+    "score. F2 shows how to play."
+)
+
+HELP: list[str] = [
+    "Keys",
+    "  Enter: send what you typed. Esc: cancel a choice, close a card.",
+    "  PgUp/PgDn: scroll the table talk, or a card. Ctrl-Q: quit (your seat is kept).",
+    "  F1 or /help: this help. F2 or /howto: how to play. F3 or /results: the last results. "
+    "F4: the whole panel, when it does not fit.",
+    "Crystals (the conjurer): board numbers toggle a crystal; Enter places them.",
+    "Review: c challenges a word, s proposes two words as the same thing, v votes, d says "
+    "you are done. As one line: 'c 2 1' challenges board 2's word under rule 1; "
+    "'v 1 y same thing' votes yes on proposal 1 with a reason.",
+    "Commands",
+    "  /say TEXT: chat. /leave: give up your seat for good. /quit: quit.",
+    "Host",
+    "  /start, /settings, /order 2 1 3 (new seating, in the lobby), /pause, /resume, "
+    "/skip N (this round), /kick N (for the game); N is a board number.",
+    "Words",
+    "  " + SPELL_WORD + ".",
+    "  " + SUMMONING_WORD + ".",
+    "  " + STARS + ".",
+]
+
+HELP_SPECTATOR: list[str] = [
+    "You are watching: nothing to type but /quit.",
+    "  PgUp/PgDn: scroll the table talk, or a card. Esc closes a card. Ctrl-Q: quit.",
+    "  F1: this help. F2: how to play. F3: the last results.",
+    "Words",
+    "  " + SPELL_WORD + ".",
+    "  " + SUMMONING_WORD + ".",
+    "  " + STARS + ".",
+]
+
+#: The help as one text (``/help`` used to print it into the feed; kept for callers).
+HELP_TEXT = "\n".join(HELP)

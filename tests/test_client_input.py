@@ -1,0 +1,455 @@
+"""The screen half of issue 12, without a terminal: the input model, the join form, giving up
+on a server, proposals' numbers and refusals, the results card, the texts.
+
+Pure Session tests (``test_client_session.Harness``: no network, a state directory in tmp).
+"""
+
+from __future__ import annotations
+
+import trio
+from screencheck import problems
+from test_client_session import Harness, players, spells, view
+
+from client import screen
+from client.session import Session
+from client.statefile import StateDir
+from client.textfit import shorten, wrap, wrap_items
+from protocol.messages import (
+    Bye,
+    CardView,
+    CastVote,
+    ChangeSettings,
+    ChooseCard,
+    CommitSummon,
+    CreateRoom,
+    Error,
+    JoinRoom,
+    PointView,
+    ProposalView,
+    ResultView,
+    RoomSettings,
+    Seated,
+    SendChat,
+    Update,
+    Watch,
+)
+
+URL = "ws://127.0.0.1:9"
+
+
+def fresh(tmp_path, **kw) -> tuple[Session, list]:
+    sent: list = []
+    s = Session(server=URL, store=StateDir(tmp_path / "st"), send=sent.append, **kw)
+    return s, sent
+
+
+# ------------------------------------------------------------------ each prompt owns its text
+
+
+def test_text_for_a_closed_summon_is_not_carried_into_the_review(tmp_path):
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("commit"))
+    assert s.settle_input("") is None  # the commit question now owns the input line
+    published = players(0, Bob={"summon": "rocket", "valid": True})
+    h.show(view("review", players=published))
+    assert s.settle_input("crimson") == ""  # emptied: never read as "c" for challenge
+    assert s.feed[-1].text == "not sent, the summon closed: 'crimson'"
+    assert s.status == ("warn", "Not sent, the summon closed: 'crimson'.")
+    assert s.settle_input("") is None and h.sent == []
+
+
+def test_slash_commands_and_unchanged_questions_keep_their_text(tmp_path):
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", turn=1))
+    s.settle_input("")
+    h.show(view("spell", turn=2))  # still waiting, another writer: the same question
+    assert s.settle_input("rock") is None
+    h.show(view("spell", turn=0))  # now it is this player's turn: a new question
+    assert s.settle_input("/say hello") is None  # a command is no answer: it stays
+    h.show(view("mark"))
+    assert s.settle_input("rock") == ""
+    assert "your spell turn ended" in s.feed[-1].text
+
+
+def test_a_lost_connection_keeps_the_typed_text(tmp_path):
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("choose"))
+    s.settle_input("")
+    s.on_disconnected("connection refused", 2.0)
+    assert s.settle_input("1") is None
+    s.on_connected()
+    assert s.settle_input("1") is None
+
+
+def test_the_confirmation_is_a_question_and_escape_gives_the_word_back(tmp_path):
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("commit", players=players(0, **spells(Bob="BREAD"))))
+    assert s.submit("breads")  # the word leaves the input line
+    assert s.prompt() == "Lock in 'breads' anyway? y = yes, n = change it: "
+    assert s.key_help().startswith("y lock in · n change it")
+    s.key("escape")
+    assert s.settle_input("") == "breads" and s.confirm_word is None
+    assert s.submit("breads")
+    s.key("y")
+    assert isinstance(h.sent[-1], CommitSummon) and s.my_word() == "breads"
+    s.key("y")  # the "y" of "y Enter" is used; the Enter after it sends nothing
+    assert not s.submit("")
+    assert len(h.sent) == 1
+
+
+# ------------------------------------------------------------------ joining
+
+
+def test_each_refusal_brings_back_the_field_to_change(tmp_path):
+    s, sent = fresh(tmp_path, name="Ann", room="QQQQ")
+    assert s.on_connected() == [JoinRoom(room="QQQQ", name="Ann")]
+    s.on_message(Error(code="unknown_room", message="There is no room QQQQ on this server."))
+    assert s.join_field == "room" and s.prompt() == "Room code to join (4 letters): "
+    assert s.on_connected() == []  # no loop of refused joins
+    assert not s.submit("abc") and "4 letters" in s.status[1]
+    assert s.submit("abcd")
+    assert sent[-1] == JoinRoom(room="ABCD", name="Ann")
+    s.on_message(Error(code="password_required", message="This room has a password."))
+    assert s.prompt() == "Password for room ABCD: "
+    assert not s.submit("")  # nothing typed: asked again, not sent
+    assert s.submit("sesame")
+    assert sent[-1] == JoinRoom(room="ABCD", name="Ann", password="sesame")
+    s.on_message(Error(code="name_taken", message="Ann is already here."))
+    assert s.prompt() == "Another name: " and s.status == ("error", "Ann is already here.")
+    assert s.submit("Annie")
+    assert sent[-1] == JoinRoom(room="ABCD", name="Annie", password="sesame")
+    assert not s.joined_once
+    s.on_message(Seated(room="ABCD", seat=1, player_id="p1", token="t" * 20))
+    assert s.joined_once and s.join_field is None and s.status is None  # the refusal is over
+
+
+def test_a_missing_password_is_not_called_wrong(tmp_path):
+    s, _ = fresh(tmp_path, name="Ann", room="ABCD")
+    s.on_connected()
+    s.on_message(Error(code="wrong_password", message="Wrong password for this room."))
+    assert "has a password" in s.status[1] and "Wrong" not in s.status[1]
+
+
+def test_a_spectator_is_asked_the_room_again(tmp_path):
+    s, sent = fresh(tmp_path, room="QQQQ", spectator=True)
+    assert s.on_connected() == [Watch(room="QQQQ")]
+    s.on_message(Error(code="unknown_room", message="There is no room QQQQ."))
+    assert s.prompt() == "Room code to watch (4 letters): "
+    assert s.submit("ABCD") and sent[-1] == Watch(room="ABCD")
+
+
+def test_create_asks_the_settings_once_the_server_answered(tmp_path):
+    s, sent = fresh(tmp_path, name="Ann", create=True)
+    assert s.form is None and "New room settings" not in screen.plain(screen.panel(s))
+    assert s.on_connected() == []
+    assert s.form is not None and s.prompt().startswith("Variant:")
+    for answer in ["", "", "", "", ""]:
+        assert s.submit(answer)
+    assert isinstance(sent[-1], CreateRoom)
+    s.on_disconnected("closed", 1.0)
+    assert s.on_connected()[0] == sent[-1]  # asked once, not again on a reconnection
+
+
+def test_giving_up_offers_retry_or_quit_in_one_line(tmp_path):
+    s, _ = fresh(tmp_path, name="Ann", room="ABCD")
+    first = s.retry
+    s.on_disconnected("connection refused", 1.0)
+    s.on_gave_up("Cannot reach ws://127.0.0.1:9 (connection refused)")
+    line = s.banner_text(79)
+    assert line == "Cannot reach ws://127.0.0.1:9 (connection refused). r: try again, Ctrl-Q: quit"
+    assert s.retry is not first and not s.retry.is_set()
+    assert s.wants_keys() and s.prompt() == "r tries again, Ctrl-Q quits: "
+    s.key("x")
+    assert not s.retry.is_set() and "Press r" in s.status[1]
+    s.key("r")
+    assert s.retry.is_set() and s.gave_up is None
+    s.on_gave_up("connection refused")  # a bare reason works as well; a new Event each time
+    assert not s.retry.is_set()
+    long = Session(
+        server="ws://127.0.0.1:9999", store=StateDir(tmp_path / "x"), send=lambda m: None
+    )
+    long.on_gave_up("Cannot reach ws://127.0.0.1:9999 (connection refused)")
+    line = long.banner_text(79)
+    assert len(line) <= 79 and line.endswith("r: try again, Ctrl-Q: quit")
+    assert "(connection refused)" in line
+
+
+async def test_the_retry_event_wakes_a_waiting_connection(tmp_path):
+    s, _ = fresh(tmp_path, name="Ann", room="ABCD")
+    s.on_gave_up("connection refused")
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(s.retry.wait)
+            await trio.sleep(0)
+            s.key("r")
+
+
+def test_a_first_seat_is_a_first_seat_even_when_resumed(tmp_path):
+    """make play creates the room, then the client resumes that seat: not "back at"."""
+    store = StateDir(tmp_path / "st")
+    store.save_seat(URL, "ABCD", seat=0, player_id="p0", token="t" * 20, name="root")
+    s = Session(server=URL, store=store, send=lambda m: None, name="root", room="ABCD")
+    s.on_connected()
+    s.on_message(Seated(room="ABCD", seat=0, player_id="p0", token="t" * 20))
+    s.on_message(Update(view=view("lobby"), feed=["root is back."]))
+    texts = [f.text for f in s.feed]
+    assert "you sit at board 1 in room ABCD" in texts
+    assert not any("back" in t for t in texts)
+
+
+# ------------------------------------------------------------------ proposals and refusals
+
+
+def review_with(*proposals, **per_seat):
+    published = players(
+        0,
+        Ann={"summon": "moon", "valid": True},
+        Bob={"summon": "rocket", "valid": True},
+        Cat={"summon": "star", "valid": True},
+        Dan={"summon": "comet", "valid": True},
+        **per_seat,
+    )
+    return view("review", players=published, proposals=list(proposals))
+
+
+def test_a_vote_about_your_own_word_says_why_not(tmp_path):
+    h = Harness(tmp_path)
+    mine = ProposalView(
+        id=0, kind="challenge", by=1, seats=[0], words=["moon"], rule="noun", voters=[1, 2, 3]
+    )
+    h.show(review_with(mine))
+    h.session.key("v")
+    assert h.session.status[1] == (
+        "Proposal 1 is about your word ('moon'): the players it does not concern vote on it "
+        "(rule V1)."
+    )
+    other = ProposalView(id=1, kind="same", by=1, seats=[2, 3], words=["star", "comet"])
+    other.voters = [0, 1]
+    h.show(review_with(mine, other))
+    h.session.key("v")
+    assert h.session.prompt() == "Proposal 2: y=yes n=no (Esc cancels)? "
+    h.session.key("y")
+    assert h.session.submit("same sky")
+    assert h.sent[-1] == CastVote(proposal=1, yes=True, reason="same sky")
+    assert h.session.status[1] == "voted yes on proposal 2"
+    third = ProposalView(id=2, kind="same", by=2, seats=[1, 3], words=["rocket", "comet"])
+    third.voters = [0, 2]
+    h.show(review_with(mine, other, third, round=1))
+    assert not h.session.submit("v 1 y")  # by its number: the same reason, V1
+    assert "rule V1" in h.session.status[1] and h.session.sub == ()
+
+
+def test_proposals_are_numbered_from_one_and_every_reason_shows(tmp_path):
+    h = Harness(tmp_path)
+    p = ProposalView(
+        id=0,
+        kind="challenge",
+        by=1,
+        seats=[2],
+        words=["star"],
+        rule="category",
+        voters=[0, 1, 3],
+        votes={1: True, 3: False},
+        reasons={1: "proposed it", 3: "a star fits, look at the sky"},
+    )
+    h.show(review_with(p))
+    text = screen.plain(screen.panel(h.session, 80))
+    assert " 1. Bob challenges Cat's 'star': must fit the category" in text
+    assert "Dan: a star fits, look at the sky" in text
+    assert "Bob: proposed it" not in text  # the proposer's own yes goes without saying
+    assert h.session.prompt() == "Review: c=challenge s=same v=vote d=done: "
+
+
+def test_the_challenge_menu_reads_as_sentences(tmp_path):
+    h = Harness(tmp_path)
+    h.show(review_with())
+    for k in "c2":
+        h.session.key(k)
+    text = screen.plain(screen.panel(h.session, 80))
+    assert "Challenge Bob's 'rocket': which rule?" in text
+    assert "1 it must be a noun" in text and "4 it cannot be or contain a written word" in text
+
+
+# ------------------------------------------------------------------ the results card
+
+
+def result(round_=1) -> ResultView:
+    return ResultView(
+        round=round_,
+        conjurer=0,
+        card=CardView(index=0, text="Vehicle", stars=2),
+        case="conjured",
+        points={0: 2, 1: 3, 2: 0, 3: -3},
+        words={0: "spaceship", 1: "spaceship", 2: "moon", 3: "rocket ship"},
+        reasons={
+            0: [PointView(points=2, why="1 player matched you (Bob): 2 points each", rule="P2a")],
+            1: [
+                PointView(points=2, why="matched the conjurer Ann: 2 stars", rule="P2b"),
+                PointView(points=1, why="your board held a crystal", rule="P2c"),
+            ],
+            3: [PointView(points=-3, why="invalid word: contains 'rocket'", rule="P5")],
+        },
+    )
+
+
+def test_the_results_stay_until_closed_or_the_next_move(tmp_path):
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("review"))
+    h.show(view("choose", round=2, results=[result()]))
+    assert s.overlay is not None and s.overlay.kind == "results"
+    shot = screen.middle(s, 80, 19)
+    text = "\n".join("".join(t for _, t in line) for line in shot.lines)
+    assert "conjured: Bob matched the conjurer Ann" in text
+    assert "Bob  +3  'spaceship': +2 matched the conjurer Ann: 2 stars; +1 your board" in text
+    assert "Dan  -3  'rocket ship': invalid word: contains 'rocket'" in text
+    assert not problems(text, 80, 19)
+    assert s.submit("/say well played")  # chatting is not a move: the card stays
+    assert isinstance(h.sent[-1], SendChat) and s.overlay is not None
+    assert s.submit("2")  # choosing is: the card goes
+    assert isinstance(h.sent[-1], ChooseCard) and s.overlay is None
+    s.key("f3")  # and comes back on a key
+    assert s.overlay is not None and s.overlay.round == 1
+    s.key("escape")
+    assert s.overlay is None
+
+
+def test_game_over_opens_the_last_breakdown_with_the_standings(tmp_path):
+    h = Harness(tmp_path)
+    h.show(view("review"))
+    h.show(view("over", results=[result()], winners=[1]))
+    lines = screen.middle(h.session, 80, 19).lines
+    text = "\n".join("".join(t for _, t in line) for line in lines)
+    assert "Final standings" in text and "Bob wins!" in text and "Round 1: Vehicle" in text
+
+
+# ------------------------------------------------------------------ texts and help
+
+
+def test_help_is_a_card_that_fits_and_scrolls(tmp_path):
+    h = Harness(tmp_path)
+    h.show(view("spell", turn=1))
+    assert h.session.submit("/help")
+    lines = screen.middle(h.session, 80, 15).lines
+    assert len(lines) == 15
+    last = "".join(t for _, t in lines[-1])
+    assert "more lines: PgDn" in last
+    h.session.key("pagedown", page=14)
+    lines = screen.middle(h.session, 80, 15).lines
+    assert "the end" in "".join(t for _, t in lines[-1])
+    h.session.key("escape")
+    assert h.session.overlay is None
+
+
+def test_the_feed_scrolls_back_and_wraps_on_words(tmp_path):
+    h = Harness(tmp_path)
+    s = h.session
+    for i in range(40):
+        s.add_feed(f"Bob wrote the spell word 'guitar{i}', a long enough line to be wrapped here.")
+    h.show(view("spell", turn=1))
+    before = screen.middle(s, 80, 19)
+    s.key("pageup", page=before.page)
+    after = screen.middle(s, 80, 19)
+    assert after.lines != before.lines and "older lines" in "".join(
+        t for _, t in after.lines[-before.feed_height - 1]
+    )
+    for line in after.lines:
+        text = "".join(t for _, t in line)
+        assert not text.endswith("'guita"), text
+    s.key("pagedown", page=100)
+    assert s.feed_scroll == 0
+
+
+def test_spectators_are_not_offered_what_they_cannot_do(tmp_path):
+    h = Harness(tmp_path, spectator=True, name=None)
+    h.show(view("spell", you=None, turn=2))
+    assert "/say" not in h.session.key_help()
+    assert not h.session.submit("/say hi") and "Spectators cannot chat" in h.session.status[1]
+    h.session.on_message(
+        Bye(reason="the server is shutting down; reconnect with your token when it is back")
+    )
+    assert (
+        h.session.feed[-1].text == "the server closed the connection: the server is shutting down"
+    )
+
+
+def test_small_texts(tmp_path):
+    h = Harness(tmp_path)
+    s = h.session
+    last = [CardView(index=i, text=t, stars=1, used=i < 3) for i, t in enumerate("ABCD")]
+    h.show(view("choose", cards=last))
+    assert s.prompt() == "Choose the last category, 1: "
+    h.show(view("mark", players=players(0, **spells(Bob="B", Cat="C", Dan="D"))))
+    assert s.key_help().startswith("2-4 toggle · Enter confirm")
+    head = screen.plain(screen.header(s, 80))
+    assert " ⏱ " in head and len(head) == 80
+    h.show(view("lobby"))
+    s.key("e")
+    for _ in range(5):
+        s.submit("")
+    assert not any(isinstance(m, ChangeSettings) for m in h.sent)
+    assert s.status == ("info", "settings unchanged")
+    form = screen.plain(screen.form_panel(s, 80)) if s.form else ""
+    assert form.count("Enter keeps the value") <= 1
+
+
+def test_header_drops_whole_parts_and_shortens_on_purpose(tmp_path):
+    h = Harness(tmp_path)
+    card = CardView(index=0, text="A famous bridge over a very wide river somewhere far", stars=3)
+    h.show(view("spell", turn=1, card=card, variant="dark-magic"))
+    head = screen.plain(screen.header(h.session, 80))
+    assert len(head) == 80 and "spell words" in head and "round 1/4" in head
+    assert not problems(head, 80, 1)
+
+
+def test_text_helpers():
+    assert shorten("supercalifragilistic", 10) == "superc…tic"
+    assert shorten("a famous bridge over a river", 20) == "a famous bridge…"
+    assert wrap("one two three", 8) == ["one two", "  three"]
+    assert wrap_items(["1. Ann 3", "2. Bob 2", "3. Cat 1"], 20, " · ", "", "") == [
+        "1. Ann 3 ·",  # "· 2. Bob 2 ·" would be 21 cells: the item goes down whole
+        "2. Bob 2 · 3. Cat 1",
+    ]
+
+
+def test_settings_of_a_new_room_fit(tmp_path):
+    s, _ = fresh(tmp_path, name="Ann", create=True, settings=RoomSettings(variant="dark-magic"))
+    s.on_connected()
+    text = screen.plain(screen.form_panel(s, 80))
+    assert "variant: Dark Magic" in text and not problems(text, 80, 24)
+
+
+# ------------------------------------------------------------------ the host of make play quits
+
+
+def test_the_host_is_asked_before_quitting_ends_the_game_for_other_people(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONJURE_LOCAL_SERVER", "1")
+    monkeypatch.setenv("CONJURE_LOCAL_BOTS", "p2,p3")  # two of the four are computer players
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell"))
+    assert s.request_quit() is False  # Bob (p1) is a person: ask first
+    question = s.prompt()
+    assert question == "Bob is still playing: quitting stops the server and their game. Quit? y/n: "
+    assert s.wants_keys()
+    s.key("n")
+    assert s.quit_question is None and not s.quit_requested  # the game goes on
+    assert s.request_quit() is False
+    s.key("y")
+    assert s.quit_requested
+    assert not problems(question)  # one line, whole, at 80 columns
+
+
+def test_quitting_is_not_questioned_when_only_computer_players_remain(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONJURE_LOCAL_SERVER", "1")
+    monkeypatch.setenv("CONJURE_LOCAL_BOTS", "p1,p2,p3")
+    h = Harness(tmp_path)
+    h.show(view("spell"))
+    assert h.session.request_quit() is True
+    monkeypatch.delenv("CONJURE_LOCAL_SERVER")  # not make play's own server: nothing to ask
+    monkeypatch.setenv("CONJURE_LOCAL_BOTS", "")
+    assert h.session.request_quit() is True
