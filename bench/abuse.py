@@ -100,6 +100,8 @@ PLAYERS = 4
 ACT_EVERY = 16
 PACE = 0.02  # seconds between two honest steps
 STEP_TIMEOUT = 5.0  # a step not complete by then is "lost"
+CONNECT_TIMEOUT = 5.0  # a connection (TCP, then the WebSocket handshake) not made by then fails
+ANSWER_TIMEOUT = 5.0  # an answer not received by then counts as none
 HELLO = '{"type":"hello","protocol":1,"client":"abuse-bench"}'
 NO_CLOCKS = '{"choose":null,"spell":null,"mark":null,"commit":null,"reveal":null,"review":null}'
 HANDSHAKE = (
@@ -197,11 +199,11 @@ class Server:
 # ------------------------------------------------------------------ sockets from an address
 
 
-async def tcp_from(source: str, port: int, timeout: float = 5.0) -> trio.SocketStream:
+async def tcp_from(source: str, port: int) -> trio.SocketStream:
     """A TCP stream to the server whose socket is bound to the loopback address ``source``."""
     sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_STREAM)
     try:
-        with trio.fail_after(timeout):
+        with trio.fail_after(CONNECT_TIMEOUT):
             await sock.bind((source, 0))
             await sock.connect((HOST, port))
     except BaseException:
@@ -211,12 +213,12 @@ async def tcp_from(source: str, port: int, timeout: float = 5.0) -> trio.SocketS
 
 
 async def ws_from(
-    nursery: trio.Nursery, source: str, port: int, timeout: float = 5.0
+    nursery: trio.Nursery, source: str, port: int
 ) -> tuple[WebSocketConnection, trio.SocketStream]:
     """A client WebSocket from ``source``, and its TCP stream (which the caller must close)."""
-    stream = await tcp_from(source, port, timeout)
+    stream = await tcp_from(source, port)
     try:
-        with trio.fail_after(timeout):
+        with trio.fail_after(CONNECT_TIMEOUT):
             ws = await wrap_client_stream(nursery, stream, HOST, "/", max_message_size=2**22)
     except BaseException:
         reset(stream)
@@ -283,6 +285,7 @@ class HPlayer:
     secret: tuple[str, bytes] | None = None
     welcomed: trio.Event = field(default_factory=trio.Event)
     seated: trio.Event = field(default_factory=trio.Event)
+    full: trio.Event = field(default_factory=trio.Event)  # has seen all PLAYERS seats taken
 
 
 class HonestRoom:
@@ -312,6 +315,8 @@ class HonestRoom:
                 st = self.step
                 if type(msg) is LUpdate:
                     p.view = msg.view
+                    if len(msg.view.players) >= PLAYERS:
+                        p.full.set()
                     if msg.receipt is not None and msg.receipt.seq > p.seq:
                         p.seq = msg.receipt.seq
                     if st is not None and st.kind != "chat" and p.seq >= st.want:
@@ -394,8 +399,8 @@ class HonestRoom:
                     f'{{"type":"join_room","room":"{host.code}","name":"Honest{p.seat}"}}'
                 )
                 await p.seated.wait()
-            while any(p.view is None or len(p.view.players) < PLAYERS for p in players):
-                await trio.sleep(0.01)
+            for p in players:
+                await p.full.wait()
         self.code_box.value = (host.code or "").encode()
         self.rooms += 1
 
@@ -546,9 +551,9 @@ class Attack:
         except ConnectionClosed as exc:
             self.closed(ws, exc)
 
-    async def answer(self, ws: WebSocketConnection, want: type, timeout: float = 5.0) -> Any:
-        """The first ``want`` or error (counted) the server sends; None on timeout."""
-        with trio.move_on_after(timeout):
+    async def answer(self, ws: WebSocketConnection, want: type) -> Any:
+        """The first ``want`` or error (counted) the server sends; None after ANSWER_TIMEOUT."""
+        with trio.move_on_after(ANSWER_TIMEOUT):
             while True:
                 msg = decode(await ws.get_message())
                 if type(msg) is want or self.refused(msg):
@@ -605,7 +610,8 @@ async def attack_resets(att: Attack) -> None:
 
     async def one(i: int) -> None:
         try:
-            stream = await tcp_from(att.addr(i % 4), att.port, timeout=3.0)
+            with trio.fail_after(3.0):
+                stream = await tcp_from(att.addr(i % 4), att.port)
         except (OSError, trio.TooSlowError) as exc:
             att.not_taken(exc)
             return
@@ -715,6 +721,7 @@ async def attack_chatter(att: Attack) -> None:
     rooms and 12 join them; then every connection chats at 19 a second (under its own limit)."""
     addresses, per, rate = 20, 20, 19.0
     go = trio.Event()
+    all_chatting = trio.Event()
 
     async def chat(ws: WebSocketConnection, *_: Any) -> None:
         await go.wait()
@@ -746,6 +753,8 @@ async def attack_chatter(att: Attack) -> None:
                     if len(codes) == 8:
                         seated.set()
             att.stats["connections chatting"] += 1
+            if att.stats["connections chatting"] >= addresses * per:
+                all_chatting.set()
             n.start_soon(att.drain, ws)
             await chat(ws)
             await trio.sleep(max(0.0, att.left()))
@@ -763,8 +772,7 @@ async def attack_chatter(att: Attack) -> None:
         for a in range(addresses):
             nursery.start_soon(address, a, nursery)
         with trio.move_on_after(max(0.0, min(5.0, att.left()))):
-            while att.stats["connections chatting"] < addresses * per:
-                await trio.sleep(0.05)
+            await all_chatting.wait()
         go.set()
 
 

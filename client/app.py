@@ -1,7 +1,7 @@
 """``conjure play``: the full-screen terminal client.
 
 prompt_toolkit runs on asyncio, the network on Trio: Trio runs as a *guest* on prompt_toolkit's
-asyncio loop (``trio.lowlevel.start_guest_run``, see shared notes/stack.md), both in one thread.
+asyncio loop (``trio.lowlevel.start_guest_run``, Trio's "guest mode"), both in one thread.
 The Trio side owns the program's lifetime: it starts the UI as an asyncio task, runs the
 connection in a nursery, and cancels the nursery when the UI ends. Keys reach the network
 through ``send_nowait`` on a memory channel; the network reaches the screen by updating the

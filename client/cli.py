@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -24,6 +25,15 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def version() -> str:
+    """The installed distribution's version: pyproject.toml's ``version``, read back from the
+    package metadata so that it is stated in one place."""
+    try:
+        return importlib.metadata.version("conjure")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed: pip install -e .)"
+
+
 def _available() -> dict[str, tuple[str, str]]:
     found = {}
     for name, (module, help_) in SUBCOMMANDS.items():
@@ -37,6 +47,7 @@ def build_parser(available: dict[str, tuple[str, str]], command: str | None = No
         prog="conjure",
         description="Conjure: the party game of summoning words, over the network.",
     )
+    parser.add_argument("--version", action="version", version=f"conjure {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module, help_) in available.items():
         sp = sub.add_parser(name, help=help_, description=help_)

@@ -62,13 +62,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any
+
+from protocol.statedir import RECEIPTS_DIR, default_state_dir, receipt_file_name
 
 VERSION = 1
 #: What ``make play`` (client.local) tells the client it starts, as environment variables: the
@@ -77,16 +77,7 @@ ENV_LOCAL_SERVER = "CONJURE_LOCAL_SERVER"
 ENV_LOCAL_BOTS = "CONJURE_LOCAL_BOTS"
 ENV_SHARE_URL = "CONJURE_SHARE_URL"
 MAX_AGE = 30 * 24 * 3600
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
-
-
-def default_state_dir() -> Path:
-    env = os.environ.get("CONJURE_STATE_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_state_dir("conjure"))
+__all__ = ["StateDir", "default_state_dir", "write_private"]
 
 
 def write_private(path: Path, data: bytes) -> None:
@@ -150,12 +141,7 @@ class StateDir:
         return self.path / "client.log"
 
     def receipt_path(self, game_id: str) -> Path:
-        name = (
-            game_id
-            if _SAFE_NAME.match(game_id) and game_id not in (".", "..")
-            else (hashlib.sha256(game_id.encode()).hexdigest())
-        )
-        return self.path / "receipts" / f"{name}.json"
+        return self.path / RECEIPTS_DIR / receipt_file_name(game_id)
 
     @contextlib.contextmanager
     def _locked(self):

@@ -136,8 +136,8 @@ class Connection:
             finally:
                 self._sending = False
 
-    async def heartbeat_loop(self, interval: float, timeout: float) -> None:
-        """Ping a connection that has gone quiet; no pong in time means the peer is gone.
+    async def heartbeat_loop(self, interval: float, pong_timeout: float) -> None:
+        """Ping a connection that has gone quiet; no pong within ``pong_timeout`` means it is gone.
 
         A client that sent a frame within the last ``interval`` is plainly there, so it is not
         pinged: at a busy table that skips almost every ping (with 1,800 connections, pings
@@ -150,7 +150,7 @@ class Connection:
             if trio.current_time() - self.heard_at < interval:
                 continue
             try:
-                with trio.fail_after(timeout):
+                with trio.fail_after(pong_timeout):
                     await self.ws.ping()
             except trio.TooSlowError:
                 self.abort(CLOSE_GOING_AWAY, "no answer to ping")

@@ -172,7 +172,7 @@ def chain_hash(
     cmd: dict[str, Any] | None = None,
 ) -> str:
     """Hash of the record (seq, ts, type, data, batch, cmd) chained onto ``prev`` (hex)."""
-    return _hash_body(_Body(seq, float(ts), type, data, prev, _check_batch(batch), cmd))
+    return build_record(prev, seq, ts, type, data, batch=batch, cmd=cmd).hash
 
 
 def build_record(

@@ -677,8 +677,12 @@ class Room:
     def _change_settings(self, conn: Connection, msg: m.ChangeSettings) -> None:
         pid = self._member(conn)
         lobby = self._lobby_only()
+        before = lobby.settings
         lobby.change_settings(pid, msg.settings)
         self.settings = lobby.settings
+        if self.settings == before:
+            self._broadcast([])  # nothing changed: say nothing that claims otherwise
+            return
         if not self.settings.spectators:
             for w in list(self.watchers):
                 self._detach(w)
@@ -710,7 +714,8 @@ class Room:
         n = len(lobby.seats)
         if len(deck) < n:
             raise RoomError(
-                "deck_too_small", f"The deck has {len(deck)} card(s); {n} players need at least {n}."
+                "deck_too_small",
+                f"The deck has {len(deck)} card(s); {n} players need at least {n}.",
             )
         seed = secrets.token_hex(32)
         now = self.config.clock()
@@ -943,15 +948,20 @@ class Room:
             conn.send_text(frames[seats[pid]])
         if None in frames:
             if self._spectator_lines != lines:  # lines held back from earlier coalesced updates
-                frames = update_frames(
-                    self.table(),
-                    self.game,
-                    [None],
-                    self._receipt(),
-                    self._spectator_lines,
-                    self._view_cache,
-                )
+                frames[None] = self._spectator_frame()
             self._send_spectators(frames[None], now)
+
+    def _spectator_frame(self) -> str:
+        """The spectators' update, with every feed line held back for them since the last one."""
+        frames = update_frames(
+            self.table(),
+            self.game,
+            [None],
+            self._receipt(),
+            self._spectator_lines,
+            self._view_cache,
+        )
+        return frames[None]
 
     def _flush_spectators(self, now: float) -> None:
         """Send the spectators the update that has been held back for them, if any."""
@@ -961,15 +971,7 @@ class Room:
             self._spectators_due = None
             self._spectator_lines = []
             return
-        frames = update_frames(
-            self.table(),
-            self.game,
-            [None],
-            self._receipt(),
-            self._spectator_lines,
-            self._view_cache,
-        )
-        self._send_spectators(frames[None], now)
+        self._send_spectators(self._spectator_frame(), now)
 
     def _send_spectators(self, frame: str, now: float) -> None:
         for w in list(self.watchers):

@@ -501,7 +501,7 @@ class ScriptedTable:
                     data = path.read_bytes()
                     if len(data) > size and data.endswith(b"\n"):
                         break
-                    await trio.sleep(0)
+                    await trio.lowlevel.checkpoint()
 
     # -------------------------------------------------------------- checks
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 import trio
+from polling import poll_until
 
 from client.bots import runner
 from client.bots.player import (
@@ -215,8 +216,7 @@ async def test_dropped_and_restarted_bots_resume_and_reveal(server, tmp_path):
         for bot in bots[1:]:
             nursery.start_soon(bot.run)
         with trio.fail_after(30):
-            while not state["stopped"] or bots[2].status is None:
-                await trio.sleep(0.01)
+            await poll_until(lambda: state["stopped"] and bots[2].status is not None)
         await trio.sleep(0.2)  # the table waits for Vic's reveal
         assert host.view is not None and host.view.phase in ("commit", "reveal")
         vic = bots[2].view
@@ -264,8 +264,7 @@ async def test_a_restarted_bot_command_resumes_its_own_seats(server, tmp_path):
         with first.open("w") as out, trio.CancelScope() as scope:
 
             async def until_seated() -> None:
-                while host.view is None or len(host.view.players) < 3:
-                    await trio.sleep(0.01)
+                await poll_until(lambda: host.view is not None and len(host.view.players) >= 3)
                 scope.cancel()
 
             nursery.start_soon(until_seated)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 
 from client.cli import SUBCOMMANDS
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def conjure(*args: str) -> subprocess.CompletedProcess[str]:
@@ -34,3 +38,12 @@ def test_unknown_subcommand_is_an_error():
     out = conjure("fly")
     assert out.returncode == 2
     assert "invalid choice" in out.stderr
+
+
+def test_version_is_the_one_in_pyproject():
+    """`conjure --version` reads the installed metadata, which pyproject.toml states (a stale
+    install fails here: reinstall with `make setup`)."""
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    out = conjure("--version")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == f"conjure {declared['project']['version']}\n"

@@ -135,3 +135,33 @@ async def test_cards_that_are_not_the_seeded_deal_are_caught(server, tmp_path, c
     assert any(
         "the cards on the table are not the seeded deal" in p.lower() for p in doc["problems"]
     )
+
+
+async def test_the_server_refuses_to_resume_a_game_whose_cards_are_not_the_seeded_deal(
+    start_server, tmp_path, said
+):
+    first = await start_server(replays=tmp_path / "one")
+    async with open_table(first.url, ["Ann", "Bob", "Cy"], settings()) as table:
+        view = await start_game(table)  # unfinished: round 1 has just begun
+    await first.aclose()
+    records = read_log(first.replays / f"{view.game_id}.jsonl").records
+    on_table = {c["text"] for c in records[0].data["cards"]}
+    better = [c for c in records[0].data["deal"]["deck"] if c["text"] not in on_table][:3]
+    forged, prev = [], GENESIS
+    for r in records:
+        data, cmd = r.data, r.cmd
+        if r.seq == 0:
+            data, cmd = {**data, "cards": better}, {**cmd, "cards": better}
+        rec = build_record(prev, r.seq, r.ts, r.type, data, batch=r.batch, cmd=cmd)
+        forged.append(rec)
+        prev = rec.hash
+    replays = tmp_path / "two"
+    replays.mkdir()
+    log = replays / "forged.jsonl"
+    log.write_bytes(b"".join(encode_record(r) for r in forged))
+    before = log.read_bytes()
+    second = await start_server(replays=replays)
+    assert not second.rooms
+    (line,) = [x for x in said if x.startswith(f"refused {log}:")]
+    assert "line 1" in line and "not the seeded deal" in line
+    assert log.read_bytes() == before

@@ -12,6 +12,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import pytest
 import trio
+from polling import poll_until
 from trio_websocket import (
     ConnectionClosed,
     WebSocketConnection,
@@ -83,8 +84,7 @@ def sending_server(
 
 async def wait_for(check: Callable[[], bool]) -> None:
     with trio.fail_after(5):
-        while not check():
-            await trio.sleep(0.01)
+        await poll_until(check)
 
 
 async def read_all(ws: WebSocketConnection, sizes: Sequence[int]) -> None:

@@ -120,8 +120,7 @@ def quit_and_read(sock: Path) -> str:
 
 
 def test_make_play_seats_three_bots_and_quitting_leaves_nothing(tmp_path):
-    if TMUX is None:
-        pytest.skip("tmux is not installed (make test installs it)")
+    assert TMUX is not None, "tmux is not installed: `make test` installs it (`make tools`)"
     sock = tmp_path / "tmux.sock"
     make_play(sock, tmp_path)
     try:
@@ -173,8 +172,7 @@ async def test_make_play_again_resumes_the_unfinished_game_and_names_its_log(
     the server also resumed (and wrote to) an older unfinished game's log. Run 2 offers the game,
     takes it back in the same room and seat, and the three computer players resume their own
     seats by their tokens."""
-    if TMUX is None:
-        pytest.skip("tmux is not installed (make test installs it)")
+    assert TMUX is not None, "tmux is not installed: `make test` installs it (`make tools`)"
     replays = tmp_path / "replays"
     older = await start_server(replays=replays, limit_scale=0.01)  # its clock soon runs out
     async with open_table(older.url, ["Old", "Older", "Oldest"]) as table:
@@ -220,3 +218,47 @@ def two_runs(tmp_path: Path, old_log: Path, old_size: int) -> None:
         subprocess.run(
             [TMUX or "tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=10
         )
+
+
+def test_the_host_is_asked_before_quitting_ends_the_game_for_another_person(tmp_path):
+    """Ctrl-Q with a friend seated: a question that says what happens to them; n keeps playing."""
+    assert TMUX is not None, "tmux is not installed: `make test` installs it (`make tools`)"
+    sock = tmp_path / "tmux.sock"
+    make_play(sock, tmp_path)
+    try:
+        screen = wait_screen(sock, "seated", "Ada", "Basil", "Cleo", timeout=40)
+        found = re.search(r"conjure play ws://\S+?:(\d+) --room ([A-Z]{4})", screen)
+        assert found, screen
+        port, room = found.groups()
+        friend = " ".join(
+            [
+                "env",
+                f"CONJURE_STATE_DIR={shlex.quote(str(tmp_path / 'friend'))}",
+                shlex.quote(sys.executable),
+                *("-m", "client.cli", "play", f"ws://127.0.0.1:{port}"),
+                *("--room", room, "--name", "Bob"),
+            ]
+        )
+        tmux(
+            sock, "new-session", "-d", "-x", "80", "-y", "24", "-s", "bob", "-c", str(ROOT), friend
+        )
+        wait_screen(sock, "Bob", "5 players seated", timeout=30)
+        tmux(sock, "send-keys", "-t", "play", "C-q")
+        screen = wait_screen(sock, "Quit? y/n")
+        assert "Bob is still playing: quitting stops the server and their game. Quit? y/n" in (
+            screen
+        )
+        tmux(sock, "send-keys", "-t", "play", "n")
+        screen = wait_screen(sock, "Still here: the game goes on.")
+        assert "Quit? y/n" not in screen and not pane_dead(sock)
+        tmux(sock, "send-keys", "-t", "play", "C-q")
+        wait_screen(sock, "Quit? y/n")
+        tmux(sock, "send-keys", "-t", "play", "y")
+        deadline = time.monotonic() + 20
+        while not pane_dead(sock) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pane_dead(sock)
+        out = tmux(sock, "capture-pane", "-p", "-J", "-t", "play", "-S", "-100")
+        assert "Stopped the server and the computer players." in out, out
+    finally:
+        subprocess.run([TMUX, "-S", str(sock), "kill-server"], capture_output=True, timeout=10)

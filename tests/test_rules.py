@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.events import Limits
+from protocol.deck import Card
+from protocol.events import COLOURS, Limits, PlayerInfo, ProposalMade
+from server.rules import Rejection, decide, fold
 from server.rules import commands as c
-from server.rules import fold
 from tests.rulestable import (
     DEFAULT_CARDS,
     NAMES,
@@ -23,26 +24,27 @@ from tests.rulestable import (
 def test_T1_three_to_eight_players():
     for n in (3, 8):
         assert Table(n).g.phase == "choose"
-    for n in (2, 9):
-        t = Table.__new__(Table)
-        t.state = None
-        t.events = []
-        cards = tuple(DEFAULT_CARDS * 2)[:n]
-        from protocol.deck import Card
-
-        code = t.reject(
+    # Two players, and nine (the ninth otherwise well formed; eight colours exist, so it shares
+    # one): the player count is what each start is refused for.
+    ninth = PlayerInfo(seat=8, id="p8", name="Ivy", colour=COLOURS[0], token_hash="h8")
+    for seated in (players(2), (*players(8), ninth)):
+        n = len(seated)
+        out = decide(
+            None,
             c.StartGame(
                 now=0,
                 game_id="g",
                 room="ABCD",
                 variant="standard",
-                players=players(n) if n <= 8 else (*players(8), players(8)[0]),
+                players=seated,
                 host=0,
-                cards=tuple(Card(text=f"{x}{i}", stars=s) for i, (x, s) in enumerate(cards)),
+                cards=tuple(Card(text=f"Card {i}", stars=1) for i in range(n)),
                 limits=Limits(),
-            )
+            ),
         )
-        assert code in ("player_count", "bad_seats")
+        assert isinstance(out, Rejection), out
+        assert out.code == "player_count", out
+        assert f"not {n}" in out.message
 
 
 def test_T2_every_player_has_a_different_colour():
@@ -55,18 +57,18 @@ def test_T3_one_card_dealt_per_player():
     assert len(t.g.cards) == 4
 
 
-def test_T5_round_r_is_conjured_by_seat_r_and_there_is_one_round_per_player():
+def test_T5_round_r_is_conjured_by_the_rth_seat_and_there_is_one_round_per_player():
     t = Table(3)
     seen = []
     for _ in range(3):
-        seen.append(t.conjurer)
+        seen.append((t.round, t.conjurer))
         t.play_round(
             t.g.remaining_cards()[0],
             {"Ann": "sun", "Bob": "moon", "Cy": "star"},
             ("Ann", "Bob"),
             {"Ann": "comet", "Bob": "comet", "Cy": "planet"},
         )
-    assert seen == [0, 1, 2]
+    assert seen == [(1, 0), (2, 1), (3, 2)]  # rounds count from 1, seats from 0
     assert t.g.phase == "over"
     assert t.reject(c.ChooseCard(now=t.now, seat=0, card=0)) == "game_over"
 
@@ -260,7 +262,7 @@ def test_S5_review_ends_when_everyone_is_done():
 
 
 def test_rulebook_example_freighter_hydrogen_rocket():
-    """The rulebook's example, as the issue's sample sheet: Vehicle, 2 stars."""
+    """The rulebook's example (also tests/sheets/rulebook.toml): Vehicle, 2 stars."""
     t = Table(4)
     rulebook_example(t)
     r = t.last_result()
@@ -467,6 +469,9 @@ def test_C6_committed_but_never_revealed_is_invalid():
     t.reveal("Cy", "zeppelin")
     t.timeout()  # Dee never reveals
     assert t.g.round.unrevealed == (3,)  # type: ignore[union-attr]
+    # V5: there is no word to rule on (the view shows it invalid, "never revealed").
+    assert t.reject(c.Challenge(now=t.now, seat=0, target=3, rule="category")) == "no_word"
+    assert t.reject(c.ProposeSame(now=t.now, seat=0, a=0, b=3)) == "no_word"
     t.done()
     assert t.last_result().points[3] == -3
 
@@ -568,6 +573,21 @@ def test_V5_duplicates_and_the_proposal_limit():
     assert t.reject(c.Challenge(now=t.now, seat=1, target=2, rule="bogus")) == "bad_rule"
 
 
+def test_V5_proposal_ids_count_from_zero_in_every_round():
+    t = review_table()
+    t.run(c.Challenge(now=t.now, seat=0, target=2, rule="category"))
+    t.run(c.Challenge(now=t.now, seat=0, target=3, rule="noun"))
+    t.done()
+    assert t.round == 2
+    t.choose(t.g.remaining_cards()[0])
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Cy")
+    t.summon({"Ann": "cat", "Bob": "dog", "Cy": "lion", "Dee": "dog"})
+    t.run(c.Challenge(now=t.now, seat=0, target=2, rule="category"))
+    made = [e for e in t.events if isinstance(e, ProposalMade)]
+    assert [(e.round, e.proposal) for e in made] == [(1, 0), (1, 1), (2, 0)]
+
+
 def test_V6_a_ruling_applies_to_every_writer_of_the_word():
     t = review_table()
     t.run(c.Challenge(now=t.now, seat=2, target=0, rule="category"))
@@ -583,6 +603,14 @@ def test_P1_everyone_matches_every_player_but_the_conjurer_scores_one():
     r = scored({n: "spaceship" for n in NAMES[:4]})
     assert r.case == "everyone"
     assert r.points == {0: 0, 1: 1, 2: 1, 3: 1}
+
+
+def test_P1_not_everyone_when_a_word_is_invalid():
+    # Every valid word matches, but Dee's is Cy's spell word (C1): "everyone" needs every word.
+    r = scored({"Ann": "spaceship", "Bob": "spaceship", "Cy": "spaceship", "Dee": "rocket"})
+    assert set(r.invalid) == {3}
+    assert r.case == "conjured"
+    assert r.points[3] == -3
 
 
 def test_P1_not_everyone_when_someone_has_no_word():

@@ -38,6 +38,7 @@ import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from polling import poll_until
 from test_server_fuzz import CODES, json_values, shaped, tagged_junk
 from trio_websocket import ConnectionClosed, HandshakeError, WebSocketConnection, wrap_client_stream
 from wsclient import open_client
@@ -312,10 +313,10 @@ def leftovers(server: Any) -> list[str]:
     return out
 
 
-async def eventually(problems: Callable[[], list[str]], timeout: float = 8.0) -> list[str]:
-    """``problems()`` once it is empty, or as it stands after ``timeout`` (bounded polling)."""
+async def eventually(problems: Callable[[], list[str]]) -> list[str]:
+    """``problems()`` once it is empty, or as it stands after 8 seconds (bounded polling)."""
     found = problems()
-    with trio.move_on_after(timeout):
+    with trio.move_on_after(8):
         while found:
             await trio.sleep(0.02)
             found = problems()
@@ -380,15 +381,13 @@ async def seat_table(arena: Arena, start: bool) -> None:
     """Three players in a room (slots 0-2, one per address), its game started if ``start``."""
     server = arena.server
     await arena.do(("move", 0, "create", 0, "Ann"))
-    with trio.move_on_after(3):
-        while not server.rooms:
-            await trio.sleep(0.005)
+    with trio.move_on_after(3):  # a create refused under tight limits: the moves go on
+        await poll_until(lambda: server.rooms, 0.005)
     await arena.do(("move", 1, "join", 0, "Bob"))
     await arena.do(("move", 2, "join", 0, "Cy"))
     if start:
         with trio.move_on_after(3):
-            while not any(len(r.conns) == 3 for r in server.rooms.values()):
-                await trio.sleep(0.005)
+            await poll_until(lambda: any(len(r.conns) == 3 for r in server.rooms.values()), 0.005)
         await arena.do(("move", 0, "start_game", 0, "Ann"))
 
 

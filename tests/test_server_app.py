@@ -4,19 +4,18 @@ wss:// with a certificate, and reading interface addresses without sending anyth
 from __future__ import annotations
 
 import re
-import shutil
 import signal
 import ssl
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import trio
 from wsclient import open_client
 
 from protocol import messages as m
 from server.netinfo import _from_ip_json, addresses_for, url_host
+from server.tlscert import self_signed
 
 LISTENING = re.compile(r"^listening on (wss?)://(\S+):(\d+)$")
 
@@ -83,41 +82,13 @@ async def test_serve_subprocess_prints_its_port_and_stops_cleanly_on_sigint(tmp_
         await proc.stdout.aclose()
 
 
-def _self_signed(tmp: Path) -> tuple[Path, Path]:
-    cert, key = tmp / "cert.pem", tmp / "key.pem"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return cert, key
-
-
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to make a certificate")
 async def test_wss_with_a_certificate(start_server, tmp_path):
     from server.app import ssl_context
 
-    cert, key = _self_signed(tmp_path)
-    server = await start_server(ssl_context=ssl_context(cert, key))
+    made = self_signed(tmp_path)  # the certificate `conjure serve --tls-self-signed` makes
+    server = await start_server(ssl_context=ssl_context(made.cert, made.key))
     assert server.url.startswith("wss://127.0.0.1:")
-    client_ctx = ssl.create_default_context(cafile=str(cert))
+    client_ctx = ssl.create_default_context(cafile=str(made.cert))
     async with open_client(server.url, "Ann", ssl_context=client_ctx) as ann:
         code = await ann.create()
         assert len(code) == 4

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from wsclient import open_client
+
+from protocol import messages as m
 from protocol.commitment import check_reveal, commitment, commitment_preimage
 
 ROOT = Path(__file__).parent.parent
@@ -53,3 +56,26 @@ def test_every_error_code_is_documented():
     documented |= set(re.findall(r"`([a-z_]+)`", DOC.split("### Game errors")[1]))
     missing = _codes_in_source() - documented
     assert not missing, f"error codes missing from docs/PROTOCOL.md: {sorted(missing)}"
+
+
+async def test_what_a_client_sees_where_the_doc_says_so(server):
+    """PROTOCOL.md's answers to a client writer's questions, checked on a real server."""
+    async with open_client(server.url, "Ann") as ann:
+        # An upper-case commitment and an unknown rule fail decoding, before any rule is asked.
+        await ann.send({"type": "commit_summon", "commitment": "AB" * 32})
+        err = await ann.expect_error("invalid_message")
+        assert "$.commitment" in err.message
+        await ann.send({"type": "challenge", "seat": 1, "rule": "spelling"})
+        err = await ann.expect_error("invalid_message")
+        assert "$.rule" in err.message
+        # A partial `limits` object is accepted: the phases it leaves out keep their defaults.
+        await ann.send(
+            {"type": "create_room", "name": "Ann", "settings": {"limits": {"spell": None}}}
+        )
+        seated = await ann.recv_until(lambda x: isinstance(x, m.Seated | m.Error))
+        assert isinstance(seated, m.Seated), seated
+        view = await ann.wait_view(lambda v: v.room == seated.room)
+        assert view.settings.limits == m.InLimits(spell=None)
+    async with open_client(server.url, "Bob") as bob:
+        # A password sent to a room that has none is ignored.
+        assert (await bob.join(seated.room, password="sesame")).room == seated.room

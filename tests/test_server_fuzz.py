@@ -40,6 +40,7 @@ import pytest
 import trio
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from polling import poll_until
 from wsclient import Client, open_client
 
 from protocol import messages as m
@@ -658,8 +659,7 @@ async def _only_presence_changed(arena: Arena, s: Sender) -> None:
     if s.kind == "seat":
         await table[0].wait_view(lambda v: not v.players[s.seat].connected)
     with trio.fail_after(5):
-        while len(arena.server.connections) != base["connections"] - 1:
-            await trio.sleep(0.01)
+        await poll_until(lambda: len(arena.server.connections) == base["connections"] - 1)
     now = arena.snapshot()
     for code, before in base["rooms"].items():
         after = now["rooms"][code]

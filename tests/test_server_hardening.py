@@ -389,7 +389,7 @@ async def test_a_crowd_of_spectators_costs_each_viewer_a_few_frames_not_one_per_
 # ---------------------------------------------------------------------- limits in words
 
 
-async def test_every_refusal_code_of_the_limits_is_documented():
+def test_every_refusal_code_of_the_limits_is_documented():
     doc = Path("docs/PROTOCOL.md").read_text(encoding="utf-8")
     for code in (
         "too_many_connections",

@@ -8,6 +8,7 @@ import time
 
 import trio
 from clienthelpers import wait_until
+from polling import poll_until
 from test_server_game import NAMES, deck
 from trio_websocket import open_websocket_url
 from wsclient import Client, close_socket, open_client, open_table, play_round, start_game
@@ -107,8 +108,7 @@ async def test_lobby_host_leaves_then_everyone(server):
         await cy.send(m.Leave())
         await cy.wait_closed()
         with trio.fail_after(2):
-            while code in server.rooms:
-                await trio.sleep(0.01)
+            await poll_until(lambda: code not in server.rooms)
 
 
 async def test_an_abandoned_lobby_closes(start_server):
@@ -117,8 +117,7 @@ async def test_an_abandoned_lobby_closes(start_server):
         code = ann.room
         assert code in server.rooms
     with trio.fail_after(3):
-        while code in server.rooms:
-            await trio.sleep(0.02)
+        await poll_until(lambda: code not in server.rooms)
 
 
 # ---------------------------------------------------------------------------- seats

@@ -463,8 +463,8 @@ async def test_full_disk_reopen_keeps_every_durable_record(small_disk: Path) -> 
     with pytest.raises(OSError) as info:
         reopen_after_failure(log, durable)
     assert info.value.errno == errno.ENOSPC
-    assert log.read_bytes() == written
-    assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "g.jsonl"]
+    assert await trio.Path(log).read_bytes() == written
+    assert sorted(p.name for p in await trio.Path(small_disk).iterdir()) == ["filler", "g.jsonl"]
     # Space again: the bytes go aside, the durable records stay, appends go on.
     filler.unlink()
     records, writer = await reopen_writer(log, durable)

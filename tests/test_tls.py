@@ -28,6 +28,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from polling import poll_until
 
 from client import wire
 from client.bots.player import Bot, BotOptions, NamePool
@@ -269,8 +270,7 @@ async def test_nothing_is_sent_to_a_server_that_fails_the_check(nursery, certs, 
     await tls.send_all(b"after the check")
     await tls.aclose()
     with trio.fail_after(10):
-        while len(arrived) < 2:
-            await trio.sleep(0.01)
+        await poll_until(lambda: len(arrived) >= 2)
     assert sorted(arrived) == [b"", b"after the check"]
 
 

@@ -267,6 +267,7 @@ class Player:
         "code",
         "current",
         "finished",
+        "full",
         "kind",
         "last_seq",
         "n",
@@ -300,6 +301,7 @@ class Player:
         self.wake = trio.Event()
         self.welcomed = trio.Event()
         self.seated = trio.Event()
+        self.full = trio.Event()  # this player has seen all N seats taken
         self.code: str | None = None
         self.finished = False
         self.secret: tuple[str, bytes] | None = None
@@ -325,6 +327,8 @@ class Player:
                     room.arrive(rc.seq, t)
                 v = msg.view
                 self.view = v
+                if len(v.players) >= N:
+                    self.full.set()
                 cur = need(v, me)
                 if self.pending is not None and cur != self.pending[1]:
                     room.actions.append((self.pending[0], self.last_seq, self.pending[1][1]))
@@ -361,6 +365,8 @@ class Player:
             a = u.a
             if a is None:
                 sim.members = u.members
+                if u.members >= N:
+                    self.full.set()
             else:
                 room.frames += 1
                 room.nbytes += len(raw)
@@ -460,6 +466,24 @@ async def _connect(cfg: GenConfig, nursery: trio.Nursery):
         )
 
 
+async def _table_full(room: RoomRun, players: list[Player]) -> None:
+    """Until every player has seen all N seats taken, or the room failed (``_guard`` then sets
+    ``room.ended``)."""
+    async with trio.open_nursery() as waiting:
+
+        async def everyone() -> None:
+            for p in players:
+                await p.full.wait()
+            waiting.cancel_scope.cancel()
+
+        async def failed() -> None:
+            await room.ended.wait()
+            waiting.cancel_scope.cancel()
+
+        waiting.start_soon(everyone)
+        waiting.start_soon(failed)
+
+
 async def _setup_room(
     cfg: GenConfig,
     nursery: trio.Nursery,
@@ -479,8 +503,7 @@ async def _setup_room(
                 if cfg.kind == "baseline":
                     for p in players:
                         await p.ws.send_message(f'{{"room":"{room.name}","seat":{p.seat}}}')
-                    while room.failed is None and any(p.sim.members < N for p in players):
-                        await trio.sleep(0.02)
+                    await _table_full(room, players)
                     return
                 for p in players:
                     await p.ws.send_message('{"type":"hello","protocol":1,"client":"bench"}')
@@ -495,10 +518,7 @@ async def _setup_room(
                         f'{{"type":"join_room","room":"{host.code}","name":"P{p.seat}"}}'
                     )
                     await p.seated.wait()
-                while room.failed is None and any(
-                    p.view is None or len(p.view.players) < N for p in players
-                ):
-                    await trio.sleep(0.02)
+                await _table_full(room, players)
     except Exception as exc:  # a room that cannot be seated is reported, not fatal
         if room.failed is None:
             room.failed = f"setup: {type(exc).__name__}: {exc}"[:200]

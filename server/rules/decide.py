@@ -122,7 +122,7 @@ def _seat_guard(g: Game, target: int) -> None:
 
 
 def _start_round(b: _Builder, number: int, now: float) -> None:
-    """T5: round r's conjurer is seat r (1-based rounds, 0-based seats)."""
+    """T5: round r (counted from 1) is conjured by seat r - 1 (seats count from 0)."""
     conjurer = number - 1
     b.emit(ev.RoundStarted(round=number, conjurer=conjurer))
     if conjurer in b.g.kicked:
@@ -541,7 +541,8 @@ def _vote(b: _Builder, c: cmd.Vote) -> None:
     r = g.round
     assert r is not None
     if not 0 <= c.proposal < len(r.proposals):
-        raise Rejected("unknown_proposal", f"There is no proposal {c.proposal}.")
+        # People number proposals from 1 (the feed, the client, conjure replay); the wire from 0.
+        raise Rejected("unknown_proposal", f"There is no proposal #{c.proposal + 1}.")
     p = r.proposals[c.proposal]
     if not p.open:
         raise Rejected("proposal_settled", "That proposal has already been settled.")
