@@ -29,6 +29,7 @@ lint: setup
 test: setup tools
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/basedpyright
 	$(VENV)/bin/pytest -q
 
 # make play ARGS='--new' (or --resume, --bots 5, --variant dark-magic ...): options of client.local

@@ -341,12 +341,13 @@ class ClientApp:
                 nursery.start_soon(self._network)
                 await ui_done.wait()
                 nursery.cancel_scope.cancel()
-        if self.ui_task.done() and not self.ui_task.cancelled():
-            exc = self.ui_task.exception()
+        ui_task = self.ui_task
+        if ui_task is not None and ui_task.done() and not ui_task.cancelled():
+            exc = ui_task.exception()
             if exc is not None:
                 self.store.log("the screen failed:\n" + "".join(traceback.format_exception(exc)))
                 return 1
-            return int(self.ui_task.result() or 0)
+            return int(ui_task.result() or 0)
         return 1
 
     def _tell(self, line: str) -> None:
@@ -505,7 +506,14 @@ def run_client(opts: Options) -> int:
     s = client.session
     if not s.joined_once:
         # Nothing was ever joined: say why, and say it in the exit status too.
-        why = s.join_error or s.gave_up or s.ended or "nothing was joined"
+        last_word = s.status[1] if s.status is not None else None
+        why = (
+            s.join_error
+            or s.gave_up
+            or s.ended
+            or last_word
+            or ("nothing was joined" if sys.stdin.isatty() else "standard input is not a terminal")
+        )
         print(f"conjure: no room was joined ({why})", file=sys.stderr)
         return code or 1
     # make play stops its own server when the client quits: there is no coming back to it.

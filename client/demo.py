@@ -31,6 +31,7 @@ from typing import Any
 import trio
 
 from protocol import messages as m
+from protocol.events import Variant
 
 CASES = ("everyone", "conjured", "missed-conjurer", "failed", "void")
 
@@ -83,7 +84,7 @@ async def bot_game(
     url: str,
     *,
     players: int = 4,
-    variant: str = "standard",
+    variant: Variant = "standard",
     delay: tuple[float, float] = (0.0, 0.0),
     seed: int = 0,
     log: Callable[[str], None] = lambda line: None,
@@ -102,7 +103,7 @@ async def bot_game(
     await trio.to_thread.run_sync(load_data)
     game = game or Game()
     pool = NamePool()
-    settings = settings or m.RoomSettings(variant=variant)  # type: ignore[arg-type]
+    settings = settings or m.RoomSettings(variant=variant)
 
     def ready(v: m.View) -> bool:
         return len(v.players) >= players and v.spectators >= wait_for_spectators
@@ -214,8 +215,8 @@ class Commentary:
         if not self.started and v.game_id is not None:
             self.started = True
             setting = v.settings.variant
-            names = ", ".join(p.name for p in v.players)
-            self.out(f"Room {v.room}, game {v.game_id} ({setting}): {names}")
+            seated = ", ".join(p.name for p in v.players)
+            self.out(f"Room {v.room}, game {v.game_id} ({setting}): {seated}")
         names = names_of(v)
         while self.printed < len(v.results):
             result = v.results[self.printed]
@@ -239,7 +240,7 @@ async def play_demo(
     replays: Path,
     *,
     players: int = 4,
-    variant: str = "standard",
+    variant: Variant = "standard",
     delay: tuple[float, float] = (0.0, 0.0),
     seed: int = 0,
     out: Callable[[str], None] = print,

@@ -16,7 +16,7 @@ from client.statefile import ENV_LOCAL_BOTS, ENV_LOCAL_SERVER
 from client.tablestate import MAX_CRYSTALS, RULES, stars
 from client.textfit import shorten
 from protocol.commitment import commitment, new_nonce
-from protocol.events import RULE_TEXT
+from protocol.events import RULE_TEXT, Rule
 from protocol.messages import (
     CastVote,
     ChallengeWord,
@@ -116,7 +116,7 @@ class Inputs(Prompts):
             "choose": "the choice of a category is over",
             "mark": "the crystals are placed",
             "review": "the question changed"
-            if owner[1:3] == self._owner[1:3]
+            if self._owner is not None and owner[1:3] == self._owner[1:3]
             else "the review ended",
             "wait": "it was not your turn",
             "lobby": "the game started",
@@ -254,6 +254,8 @@ class Inputs(Prompts):
             raise Refused(f"Press y to lock in {quoted(word)} anyway, or n to change it.")
 
     def _lobby_key(self, key: str) -> None:
+        v = self.view
+        assert v is not None  # the caller's check: keys are read with a view
         if self.sub == ("kick",):
             seat = self._board_number(key)
             self.sub = ()
@@ -264,13 +266,13 @@ class Inputs(Prompts):
             return
         if key == "s":
             self._need_connection()
-            n = len([p for p in self.view.players if not p.kicked])  # type: ignore[union-attr]
+            n = len([p for p in v.players if not p.kicked])
             if n < 3:
                 raise Refused(f"A game needs at least 3 players; {n} seated so far.")
             self.send(StartGame())
             self.say("info", "starting the game…")
         elif key == "e":
-            self.form = SetupForm(settings=self.view.settings, for_create=False)  # type: ignore[union-attr]
+            self.form = SetupForm(settings=v.settings, for_create=False)
         elif key == "k":
             self.sub = ("kick",)
 
@@ -312,7 +314,7 @@ class Inputs(Prompts):
             raise Refused(f"Place at most {high} crystals ({n} placed).")
         self._need_connection()
         self.send(MarkBoards(boards=sorted(self.marks)))
-        words = ", ".join(self.player(s).spell or "?" for s in sorted(self.marks))  # type: ignore[union-attr]
+        words = self.marked_spells()
         self.say("info", f"crystals placed on {words or 'no board'}")
 
     def _not_yours(self, p: ProposalView) -> str:
@@ -331,6 +333,12 @@ class Inputs(Prompts):
         if not open_:
             return "There is no open proposal to vote on."
         return self._not_yours(open_[0])
+
+    def _challenge(self, seat: int, rule: Rule) -> None:
+        self._need_connection()
+        self.sub = ()
+        self.send(ChallengeWord(seat=seat, rule=rule))
+        self.say("info", f"challenged {self.pname(seat)}'s word: {RULE_TEXT[rule]}")
 
     def _review_key(self, key: str) -> None:
         sub = self.sub
@@ -359,15 +367,21 @@ class Inputs(Prompts):
         if sub == ("challenge",):
             seat = self._summon_board(key)
             self.sub = ("challenge", seat)
+        elif sub[0] == "challenge" and len(sub) == 3:  # "your vote alone decides": y/n
+            if key.lower() == "y":
+                self._challenge(sub[1], sub[2])
+            elif key.lower() == "n":
+                self.sub = ()
+                self.say("info", "no challenge")
         elif sub[0] == "challenge":
             try:
                 rule = RULES[int(key) - 1]
             except (ValueError, IndexError):
                 raise Refused(f"Pick a rule by its number, 1-{len(RULES)}.") from None
-            self._need_connection()
-            self.sub = ()
-            self.send(ChallengeWord(seat=sub[1], rule=rule))  # type: ignore[arg-type]
-            self.say("info", f"challenged {self.pname(sub[1])}'s word: {RULE_TEXT[rule]}")
+            if self.challenge_alone(sub[1]):
+                self.sub = ("challenge", sub[1], rule)  # ask first: nobody else votes on it
+                return
+            self._challenge(sub[1], rule)
         elif sub == ("same",):
             self.sub = ("same", self._summon_board(key))
         elif sub[0] == "same":
@@ -551,12 +565,12 @@ class Inputs(Prompts):
             return None
         written = [(p, p.spell) for p in v.players if p.spell]
         for p, spell in written:
-            if contains_written(word, spell):  # type: ignore[arg-type]
-                what = "is" if same_word(word, spell) else "contains"  # type: ignore[arg-type]
+            if contains_written(word, spell):
+                what = "is" if same_word(word, spell) else "contains"
                 whose = "your" if p.seat == v.you else f"{p.name}'s"
                 return f"Your word {what} '{spell}' ({whose} spell word): it would be invalid, -3."
         for p, spell in written:
-            if hidden_inside(word, spell):  # type: ignore[arg-type]
+            if hidden_inside(word, spell):
                 whose = "your" if p.seat == v.you else f"{p.name}'s"
                 return (
                     f"'{spell}' ({whose} spell word) seems hidden inside your word: "

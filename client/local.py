@@ -54,10 +54,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 from client.statefile import (
     ENV_LOCAL_BOTS,
@@ -66,6 +66,12 @@ from client.statefile import (
     StateDir,
     write_private,
 )
+
+if TYPE_CHECKING:  # the protocol modules are imported where they are used (a quick start)
+    from protocol.events import Variant
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 DEFAULT_PORT = 8765
 SERVER_START_TIMEOUT = 30.0
@@ -278,6 +284,13 @@ def forget_last_game(store: StateDir) -> None:
         last_game_path(store).unlink()
 
 
+def fit_lines(text: str, width: int = 80) -> list[str]:
+    """``text`` wrapped at spaces for a terminal of ``width`` (never a word cut in two)."""
+    import textwrap
+
+    return textwrap.wrap(text.strip(), width - 1, break_long_words=False, break_on_hyphens=False)
+
+
 def want_resume(last: LastGame | None, args: argparse.Namespace) -> bool:
     if last is None:
         if args.resume:
@@ -288,7 +301,10 @@ def want_resume(last: LastGame | None, args: argparse.Namespace) -> bool:
     if not sys.stdin.isatty():
         return True
     try:
-        answer = input(last.question())
+        *before, ask = fit_lines(last.question())  # wrapped at words, the question on its own
+        for line in before:
+            print(line)
+        answer = input(ask + " ")
     except EOFError:
         return True
     return answer.strip().lower() in ("", "y", "yes")
@@ -350,7 +366,7 @@ async def _bots_saved(bots_store: StateDir, url: str, room: str, count: int) -> 
 async def host_new_room(
     url: str,
     name: str,
-    variant: str,
+    variant: Variant,
     bots: int,
     start_bots: Callable[[str, list[str]], subprocess.Popen],
     store: StateDir,
@@ -364,7 +380,7 @@ async def host_new_room(
     from protocol import messages as m
 
     async with wire.connect(url, client=CLIENT_NAME) as link:
-        settings = m.RoomSettings(variant=variant)  # type: ignore[arg-type]
+        settings = m.RoomSettings(variant=variant)
         try:
             seated = await link.create(name, settings)
         except wire.Refused as refusal:
@@ -455,14 +471,14 @@ async def look_at_room(url: str, room: str, token: str | None, timeout: float = 
     return None
 
 
-def run_trio(fn, *args):
+def run_trio(fn: Callable[[*Ts], Awaitable[T]], *args: *Ts) -> T:
     """``trio.run(fn, *args)``, stopped (Stopped) by SIGTERM or SIGHUP; a failure to talk to
     the server comes out as RuntimeError with a short reason."""
     import trio
 
     from client import wire
 
-    result: list = []
+    result: list[T] = []
 
     async def main() -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
@@ -509,10 +525,23 @@ def summary(view, replays: Path, game_id: str | None) -> list[str]:
     if game_id is None:
         return ["No game was started."] if view is not None else []
     log = replays / f"{game_id}.jsonl"
-    lines = [f"Game log: {log}", f"  check every point with: conjure replay {log}"]
+    lines = [f"Game log: {log}", f"  check every point with: {conjure_program()} replay {log}"]
     if view is not None and view.phase != "over":
         lines.append("The game is unfinished: run make play again to resume it.")
     return lines
+
+
+def conjure_program() -> str:
+    """How to run ``conjure`` from here: the venv's, when it is not on PATH (as after make play)."""
+    import shutil
+
+    here = Path(sys.executable).with_name("conjure")
+    if here.exists() and shutil.which("conjure") != str(here):
+        try:
+            return str(here.relative_to(Path.cwd()))
+        except ValueError:
+            return str(here)
+    return "conjure"
 
 
 def _raise_stopped(signum, frame) -> None:
@@ -581,7 +610,10 @@ def main(argv: list[str] | None = None) -> int:
             )
         lans = lan_urls(port)
         share = lans[0] if lans else url
-        print(f"Room {room}. Friends on your network join with:")
+        if last is not None:  # a started game: nobody new can join, its players come back
+            print(f"Room {room}. Its other players come back with their own command, e.g.:")
+        else:
+            print(f"Room {room}. Friends on your network join with:")
         for u in lans or [url]:
             print(f"  conjure play {u} --room {room} --name THEIRNAME")
         os.environ[ENV_SHARE_URL] = share
@@ -600,6 +632,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)  # let nothing interrupt the clean-up
+        print("Stopping the server and the computer players ...", flush=True)
         lines = _remember(store, url, room, name, replays, last)
         children.stop_all()
         print("Stopped the server and the computer players.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from client.tablestate import TableState, _cap, names_list
 from client.textfit import cells, shorten
+from protocol.words import same_word
 
 #: A word or a name quoted inside a prompt is shortened to this many cells.
 QUOTED = 18
@@ -179,10 +180,32 @@ class Prompts(TableState):
             return self._review_prompt()
         return _cap(self.waiting_text()) + " "
 
+    def challenge_alone(self, seat: int) -> list[str]:
+        """The writers of the challenged word when nobody but you would vote on it (V1: whoever
+        wrote the word in question does not vote), so one key would make them all invalid."""
+        v = self.view
+        target = self.player(seat)
+        if v is None or target is None or target.summon is None:
+            return []
+        writers = [
+            p for p in v.players if p.summon is not None and same_word(p.summon, target.summon)
+        ]
+        voters = [
+            p for p in v.players if not (p.kicked or p.skipped) and p not in writers and not p.you
+        ]
+        return [p.name for p in writers] if not voters else []
+
     def _review_prompt(self) -> str:
         sub = self.sub
         if sub == ("challenge",):
             return "Challenge whose word (board number, Esc cancels)? "
+        if sub and sub[0] == "challenge" and len(sub) == 3:
+            target = self.player(sub[1])
+            word = quoted(target.summon if target else None)
+            writers = self.challenge_alone(sub[1])
+            n = len(writers)
+            whose = writers[0] if n == 1 else f"{n} players"
+            return f"Only you vote: {word} ({whose}) would be invalid, -3 each. Challenge? y/n: "
         if sub and sub[0] == "challenge":
             target = self.player(sub[1])
             word = target.summon if target else "?"

@@ -60,8 +60,8 @@ COLOUR_STYLES = {
     "pink": "#ff87d7",
 }
 
-#: One screen line: fragments, no newline.
-Line = list[tuple[str, str]]
+#: One screen line: fragments, no newline (prompt_toolkit's own type, so lines are its lines).
+Line = StyleAndTextTuples
 
 
 @dataclass
@@ -162,7 +162,7 @@ def plain(fragments: StyleAndTextTuples) -> str:
 
 
 def line_cells(line: Line) -> int:
-    return cells("".join(t for _, t in line))
+    return cells(plain(line))
 
 
 # ------------------------------------------------------------------ header
@@ -706,7 +706,7 @@ def panel_rows(session: Session, width: int = 80) -> list[Row]:
     if v.phase == "choose":
         out += card_rows(session, width)
     if v.phase == "mark" and session.is_conjurer() and session.marks:
-        words = ", ".join(session.player(s).spell or "?" for s in sorted(session.marks))  # type: ignore[union-attr]
+        words = session.marked_spells()
         out += _rows("class:pending", f"Crystals ready for: {words} (Enter confirms)", width)
     if v.phase == "review":
         if session.sub and session.sub[0] == "challenge" and len(session.sub) == 2:

@@ -399,6 +399,18 @@ class Session(Inputs):
                 return
             if msg.code == "wrong_password" and not self.password:
                 text = f"Room {self.room} has a password: type it to come in."
+            if msg.code == "already_started":
+                # Nothing to retype: only the game's own players can come back (with their seat).
+                self.ended = (
+                    f"the game in room {self.room} has started without you; its players come back "
+                    "with the client that holds their seat"
+                )
+                self.join_error = None
+                self.join_field = None
+                self.say(
+                    "error", f"The game in room {self.room} has started without you. Ctrl-Q quits."
+                )
+                return
             self.join_error = text
             self.join_field = JOIN_FIELD.get(msg.code, "again")
             self.add_feed(f"could not {'watch' if how == 'watch' else 'join'}: {text}", "error")

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Literal
 import trio
 
 from client.statefile import StateDir
-from protocol.events import RULE_TEXT
-from protocol.messages import ClientMsg, PlayerView, ProposalView, View
+from protocol.events import RULE_TEXT, Rule, is_rule
+from protocol.messages import ClientMsg, PlayerView, ProposalView, RoomSettings, View
 
 if TYPE_CHECKING:
     from client.setupform import SetupForm
 
-RULES: tuple[str, ...] = tuple(RULE_TEXT)
+RULES: tuple[Rule, ...] = tuple(r for r in RULE_TEXT if is_rule(r))  # every key is one
 MAX_CRYSTALS = 4
 
 StatusKind = Literal["info", "warn", "error"]
@@ -94,7 +94,7 @@ class TableState:
     confirm_word: str | None
     sub: tuple
     form: SetupForm | None
-    pending_settings: object
+    pending_settings: RoomSettings
     _my_words: dict[tuple, str]
     _reveal_index: dict[tuple, int]
     sent: list[ClientMsg]
@@ -142,6 +142,14 @@ class TableState:
     def pname(self, seat: int | None) -> str:
         p = self.player(seat)
         return p.name if p else "someone"
+
+    def marked_spells(self) -> str:
+        """The spell words of the boards marked so far, in seat order ("?" for one not known)."""
+        spells = []
+        for seat in sorted(self.marks):
+            p = self.player(seat)
+            spells.append((p.spell if p else None) or "?")
+        return ", ".join(spells)
 
     def is_host(self) -> bool:
         v = self.view

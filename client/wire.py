@@ -42,6 +42,7 @@ from trio_websocket import (
 
 from client.pins import CertificateRefused, Trust, open_tls, server_key
 from protocol import messages as m
+from protocol.structs import struct_tag
 
 #: Largest frame a client accepts (a full view of an 8-player game with a big custom deck).
 MAX_MESSAGE_SIZE = 2**22
@@ -115,7 +116,7 @@ def welcomed(msg: m.ServerMsg) -> m.Welcome:
 
 
 def _tag(msg: m.ClientMsg) -> str:
-    return str(type(msg).__struct_config__.tag)
+    return struct_tag(type(msg))
 
 
 def answers(request: m.ClientMsg, msg: m.ServerMsg) -> bool:

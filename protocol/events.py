@@ -7,11 +7,12 @@ and the tests. Deadlines are absolute unix times so they survive a restart.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeGuard, get_args
 
 import msgspec
 
 from protocol.deck import Card
+from protocol.structs import FrozenStruct, struct_tag
 
 #: Version 2: events carry every consequence the rules work out (who votes on a proposal, whose
 #: commitment a skip drops, the reasons behind every point), and the log records, beside each batch,
@@ -32,6 +33,12 @@ RULE_TEXT: dict[str, str] = {
     "category": "must fit the category",
     "written-word": "cannot be or contain a written word",
 }
+
+
+def is_rule(name: str) -> TypeGuard[Rule]:
+    """Whether ``name`` is one of the summoning rules (a command or message carries a plain str)."""
+    return name in RULE_TEXT
+
 
 #: How a round ended (``RoundScored.case``, RULES P1-P4, or a void round), as the table reads it:
 #: the feed and the terminal client both name a case by these words.
@@ -77,7 +84,7 @@ class DealRecord(msgspec.Struct, frozen=True, kw_only=True):
     deck: tuple[Card, ...]
 
 
-class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+class Event(FrozenStruct, tag_field="type"):
     """Base of every event; ``type`` is the tag."""
 
 
@@ -212,7 +219,7 @@ class RoundScored(Event, tag="round_scored"):
     round: int
     case: str
     points: dict[int, int]
-    invalid: dict[int, str] = {}
+    invalid: dict[int, str] = {}  # noqa: RUF012 (a struct field: msgspec copies the default)
     reasons: dict[int, tuple[Point, ...]] | None = None
 
 
@@ -309,15 +316,12 @@ AnyEvent = (
 #: The events that finish a game: nothing follows them, its log is closed and never resumed.
 FINAL_EVENTS: tuple[type[Event], ...] = (GameEnded, GameAbandoned)
 
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.__struct_config__.tag: cls  # type: ignore[misc]
-    for cls in AnyEvent.__args__  # type: ignore[attr-defined]
-}
+EVENT_TYPES: dict[str, type[Event]] = {struct_tag(cls): cls for cls in get_args(AnyEvent)}
 
 
 def event_type(event: Event) -> str:
     """The tag an event is logged under."""
-    return type(event).__struct_config__.tag  # type: ignore[return-value]
+    return struct_tag(type(event))
 
 
 def event_data(event: Event) -> dict:

@@ -14,6 +14,7 @@ import msgspec
 from protocol.deck import Card, card_text_problem
 from protocol.events import Limits, Rule, Variant
 from protocol.names import MAX_NAME_LENGTH
+from protocol.structs import FrozenStruct
 from protocol.text import unshown_problem
 
 PROTOCOL_VERSION = 1
@@ -86,9 +87,7 @@ def _check_cards(settings: RoomSettings) -> None:
             raise ValueError(problem)
 
 
-class ClientMsg(
-    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True
-):
+class ClientMsg(FrozenStruct, tag_field="type", forbid_unknown_fields=True):
     """Base of every inbound message."""
 
 
@@ -342,7 +341,7 @@ class View(msgspec.Struct, kw_only=True):
     abandoned: bool = False
 
 
-class ServerMsg(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+class ServerMsg(FrozenStruct, tag_field="type"):
     """Base of every outbound message."""
 
 
@@ -365,7 +364,7 @@ class Watching(ServerMsg, tag="watching"):
 class Update(ServerMsg, tag="update"):
     view: View
     receipt: Receipt | None = None
-    feed: list[str] = []
+    feed: list[str] = []  # noqa: RUF012 (a struct field: msgspec copies the default)
 
 
 class Error(ServerMsg, tag="error"):

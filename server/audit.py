@@ -109,7 +109,8 @@ def summary(a: Audit, step: Step) -> str:
     if e is None:
         return f"(cannot be read: {step.error})"
     n = a.name
-    rnd = f"round {e.round}: " if hasattr(e, "round") else ""
+    number = getattr(e, "round", None)  # every event of a round has an int ``round``
+    rnd = "" if number is None else f"round {number}: "
     match e:
         case ev.GameStarted():
             names = ", ".join(p.name for p in e.players)

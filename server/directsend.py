@@ -68,7 +68,7 @@ class DirectSend:
                 self._owed = self._owed[n:]
             await inner(data)
 
-        stream.send_all = send_all  # type: ignore[method-assign]
+        stream.send_all = send_all
 
     @property
     def owed(self) -> bool:

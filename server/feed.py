@@ -49,6 +49,16 @@ def standings(name: Callable[[int], str], totals: dict[int, int]) -> str:
     return ", ".join(f"{name(s)} {t}" for s, t in ranked)
 
 
+def _who_votes(g: Game, e: ev.ProposalMade) -> str:
+    """ " Vote!" when someone may; otherwise say why nobody does (V1: writers do not vote)."""
+    voters = [s for s in (e.voters or ()) if s != e.by]
+    if voters:
+        return " Vote!"
+    if e.voters and e.by in e.voters:
+        return " Only the proposer votes: the others wrote the words in question (V1)."
+    return " Nobody may vote on it: everyone wrote one of the words in question (V1)."
+
+
 def describe(g: Game, events: Sequence[ev.Event]) -> list[str]:
     """Sentences for ``events``; ``g`` is the state after them (for names, cards, words)."""
     out: list[str] = []
@@ -108,19 +118,19 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
             text = RULE_TEXT.get(rule or "", rule or "")
             return (
                 f"Proposal {p + 1}: {name(by)} challenges {name(seats[0])}'s {word!r}: "
-                f"it {text}. Vote!"
+                f"it {text}.{_who_votes(g, e)}"
             )
         case ev.ProposalMade(proposal=p, by=by, seats=seats):
             a, b = (_word(g, s) for s in seats)
             return (
-                f"Proposal {p + 1}: {name(by)} proposes that {a!r} and {b!r} are the same thing. "
-                "Vote!"
+                f"Proposal {p + 1}: {name(by)} proposes that {a!r} and {b!r} are the same "
+                f"thing.{_who_votes(g, e)}"
             )
         case ev.VoteCast(seat=s, proposal=p, yes=yes, reason=why):
             because = f": {why!r}" if why else ""
             return f"{name(s)} votes {'yes' if yes else 'no'} on proposal {p + 1}{because}."
         case ev.ProposalSettled(proposal=p, carried=carried, yes=y, no=n):
-            return f"Proposal {p + 1} {'carried' if carried else 'failed'} ({y} yes, {n} no)."
+            return f"Proposal {p + 1} {'carried' if carried else 'was rejected'} ({y} yes, {n} no)."
         case ev.PlayerDone(seat=s):
             return f"{name(s)} is done reviewing."
         case ev.RoundScored(round=n, case=case, points=points):

@@ -88,7 +88,9 @@ def durable_appends(
     was slow or refused is added to it.
     """
     fsync_only = set() if fsync_only is None else fsync_only
-    results = [outcome.capture(_write, fd, data) for fd, data, _device in work]
+    results: list[outcome.Outcome] = [
+        outcome.capture(_write, fd, data) for fd, data, _device in work
+    ]
     groups: dict[int | None, list[int]] = {}
     for i, (_fd, _data, device) in enumerate(work):
         if isinstance(results[i], outcome.Value):

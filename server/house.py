@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from protocol.house import HOUSE_RULES, UnknownHouseRule, canonical, parse_house_rules
 from server.rules.explain import result_json, signed
-from server.rules.scoring import RoundResult, RoundSheet, score_round
+from server.rules.scoring import P, RoundResult, RoundSheet, score_round
 
 if TYPE_CHECKING:  # `conjure score` needs none of the audit machinery
     from server.audit_verify import Audit
@@ -133,6 +133,6 @@ def house_totals_lines(a: Audit, h: HouseScores) -> list[str]:
     return out
 
 
-def house_json(sheet: RoundSheet[Hashable], house: RoundResult[Hashable]) -> dict[str, Any]:
+def house_json(sheet: RoundSheet[P], house: RoundResult[P]) -> dict[str, Any]:
     """A house result in the official scoring's own JSON fields."""
     return result_json(sheet, house)

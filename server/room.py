@@ -33,6 +33,7 @@ from protocol.deal import combined_seed, commitment_of, seeded_deal
 from protocol.deck import Card
 from protocol.events import DealRecord, Limits, PresenceChanged, event_data, event_type
 from protocol.messages import InLimits, Receipt, ResultView, RoomSettings
+from protocol.structs import struct_tag
 from protocol.words import word_fingerprint
 from server import feed, results
 from server.config import ServerConfig
@@ -113,7 +114,7 @@ class Stop:
 
 
 def msg_tag(msg: m.ClientMsg) -> str:
-    return type(msg).__struct_config__.tag  # type: ignore[return-value]
+    return struct_tag(type(msg))
 
 
 def scaled(limits: InLimits, scale: float) -> Limits:
@@ -140,7 +141,7 @@ def settings_of(game: Game, scale: float = 1.0) -> RoomSettings:
     deck = game.deck if game.deck in ("default", "default+custom", "custom") else "default"
     return RoomSettings(
         variant=game.variant,
-        deck=deck,  # type: ignore[arg-type]
+        deck=deck,
         limits=limits,
         spectators=game.spectators and not game.private,
         house_rules=list(game.house_rules),
@@ -177,9 +178,11 @@ class Room:
         self.writer = writer
         self.receipt = receipt
         self.results: list[ResultView] = results.extend_views(game, [])
-        self.settings = (
-            self.lobby.settings if self.lobby is not None else settings_of(game, config.limit_scale)
-        )  # type: ignore[arg-type]
+        if self.lobby is not None:
+            self.settings = self.lobby.settings
+        else:
+            assert game is not None  # no lobby: the room was resumed from its log
+            self.settings = settings_of(game, config.limit_scale)
         self.conns: dict[str, Connection] = {}  # player id -> its live connection
         self.watchers: set[Connection] = set()
         now = config.clock()
@@ -323,9 +326,10 @@ class Room:
     def _next_wake(self) -> float:
         times = [math.inf]
         g = self.game
-        stalled = self.stalled_retry is not None
-        if stalled:
-            times.append(self.stalled_retry)  # type: ignore[arg-type]
+        retry = self.stalled_retry
+        stalled = retry is not None
+        if retry is not None:
+            times.append(retry)
         if not stalled and g is not None and not g.over and not g.paused and g.deadline is not None:
             times.append(g.deadline)
         host = self._host_id()
@@ -359,10 +363,10 @@ class Room:
             if self.stalled_retry is not None:
                 return
         g = self.game
-        due = g is not None and not g.over and not g.paused and g.deadline is not None
-        if due and now >= g.deadline:  # type: ignore[union-attr, operator]
+        deadline = None if g is None or g.over or g.paused else g.deadline
+        if deadline is not None and now >= deadline:
             try:
-                await self._execute(cmd.Tick(now=now, deadline=g.deadline))  # type: ignore[union-attr]
+                await self._execute(cmd.Tick(now=now, deadline=deadline))
             except RoomError:  # the log failed (the room is on hold now); never spin on it
                 return
         host = self._host_id()

@@ -464,7 +464,7 @@ class GameServer:
         return conn.room
 
 
-def _peek_type(raw: str) -> str | None:
+def _peek_type(raw: str | bytes) -> str | None:
     """The ``type`` of a frame that failed validation, for the error's ``ref``."""
     try:
         obj = msgspec.json.decode(raw)

@@ -453,3 +453,55 @@ def test_quitting_is_not_questioned_when_only_computer_players_remain(tmp_path, 
     monkeypatch.delenv("CONJURE_LOCAL_SERVER")  # not make play's own server: nothing to ask
     monkeypatch.setenv("CONJURE_LOCAL_BOTS", "")
     assert h.session.request_quit() is True
+
+
+def test_a_challenge_only_you_would_vote_on_asks_first(tmp_path):
+    """Ada, Cleo and Basil wrote 'grape': challenging it, only the challenger votes (V1), so one
+    key would make all three words invalid. The client asks before it sends."""
+    h = Harness(tmp_path)
+    s = h.session
+    grape = {"summon": "grape", "valid": True}
+    published = players(0, Ann={"summon": "plum", "valid": True}, Bob=grape, Cat=grape, Dan=grape)
+    h.show(view("review", players=published))
+    for key in ("c", "2", "3"):
+        s.key(key)
+    assert h.sent == []  # not yet
+    assert s.prompt() == (
+        "Only you vote: 'grape' (3 players) would be invalid, -3 each. Challenge? y/n: "
+    )
+    s.key("n")
+    assert h.sent == [] and s.sub == ()
+    for key in ("c", "2", "3", "y"):
+        s.key(key)
+    assert [type(x).__name__ for x in h.sent] == ["ChallengeWord"]
+
+
+def test_a_challenge_others_vote_on_is_sent_at_once(tmp_path):
+    h = Harness(tmp_path)
+    s = h.session
+    published = players(
+        0,
+        Ann={"summon": "plum", "valid": True},
+        Bob={"summon": "grape", "valid": True},
+        Cat={"summon": "pear", "valid": True},
+        Dan={"summon": "fig", "valid": True},
+    )
+    h.show(view("review", players=published))
+    for key in ("c", "2", "3"):
+        s.key(key)
+    assert [type(x).__name__ for x in h.sent] == ["ChallengeWord"]
+
+
+def test_joining_a_started_game_ends_without_asking_for_the_code_again(tmp_path):
+    s, _sent = fresh(tmp_path, name="Bob", room="ABCD")
+    s.connected = True
+    s.joining = "join"
+    s.on_message(
+        Error(
+            code="already_started",
+            message="This room's game has started; players who left can resume with their token.",
+        )
+    )
+    assert s.join_field is None and s.ended is not None  # no form: there is nothing to retype
+    assert "has started without you" in s.status[1] and "Ctrl-Q quits" in s.status[1]
+    assert not s.joined_once

@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -337,24 +337,24 @@ def resolve(text: str) -> Category:
     vec = data.vecs[found].mean(0)
     # the head noun is the last word that names a kind of thing ("sea CREATURE", "DOG breed"),
     # in the sense its other words suit: "Car BRAND" is not a sword, a drawer not an artist
-    how, pool = "similar", data.spellable
+    how, pool, head = "similar", data.spellable, -1  # head: the head noun's index, once found
     for t in [] if about else reversed(tokens):
         j = _lookup(t)
         if j is None:
             continue
         deck_head = _deck_match(data.words[j])
         if deck_head is not None:  # "Wild animal": the members of Animal nearest "wild"
-            how, pool = "deck-head", data.categories[deck_head][1]
+            how, pool, head = "deck-head", data.categories[deck_head][1], j
             break
         kinds = _kinds(j)
         if len(kinds) >= MIN_HEAD_MEMBERS and _suits(kinds, [i for i in found if i != j]):
-            how, pool = "hypernym", kinds
+            how, pool, head = "hypernym", kinds, j
             break
-    modifiers = [i for i in found if how == "similar" or i != j]
+    modifiers = [i for i in found if how == "similar" or i != head]
     if how == "deck-head" and modifiers:  # the deck knows the head: rank by what is added
-        vec = data.vecs[modifiers].mean(0) + 0.5 * data.vecs[j]
+        vec = data.vecs[modifiers].mean(0) + 0.5 * data.vecs[head]
     elif how == "hypernym":
-        vec = vec + data.vecs[j]  # lean towards the head noun
+        vec = vec + data.vecs[head]  # lean towards the head noun
     vec = vec / np.linalg.norm(vec)
     excluded = set(found)
     pool = np.array([i for i in pool if i not in excluded], np.int32)
@@ -756,8 +756,8 @@ class Brain:
         members, base = self._scores(category, [], words, dark_magic=False)
         if len(members) < 2:
             return Plan(seats[:4], data.words[members[0]] if len(members) else "", 0.0)
-        vecs = [_vector(w) for w in words]
-        known = [k for k, v in enumerate(vecs) if v is not None]
+        vecs = {k: v for k, v in enumerate(map(_vector, words)) if v is not None}
+        known = list(vecs)
         if len(known) < 2:
             return Plan(seats[: min(4, max(2, len(seats)))], data.words[members[0]], 0.0)
         if len(known) > 8:  # keep it small: the 8 words closest to some member
@@ -1170,13 +1170,17 @@ def _softmax(scores: np.ndarray, temperature: float) -> np.ndarray:
     return e / e.sum()
 
 
+#: A share of the guessers (a probability), or a grid of them.
+_Share = TypeVar("_Share", np.ndarray, float)
+
+
 @functools.lru_cache(maxsize=64)
 def _best_share(guessers: int, stars: float) -> float:
     grid = np.linspace(0.0, 1.0, 1001)
     return float(_edge(grid, guessers, stars).max())
 
 
-def _edge(p: np.ndarray | float, guessers: int, stars: float) -> np.ndarray | float:
+def _edge(p: _Share, guessers: int, stars: float) -> _Share:
     g = max(guessers, 2)
     return stars * (g - 1) * (p - p**g) - PLAN_EVERYONE * p**g
 

