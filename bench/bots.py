@@ -42,7 +42,7 @@ from protocol.commitment import commitment  # noqa: E402
 from protocol.deck import default_deck  # noqa: E402
 from protocol.events import COLOURS, Limits, PlayerInfo  # noqa: E402
 from protocol.words import same_word  # noqa: E402
-from server.rules import Rejection, decide, fold  # noqa: E402
+from server.rules import Refusal, decide, fold  # noqa: E402
 from server.rules import commands as c  # noqa: E402
 
 CASES = ("conjured", "missed-conjurer", "everyone", "failed", "void")
@@ -89,7 +89,7 @@ class Engine:
 
     def run(self, command) -> None:
         out = decide(self.state, command)
-        if isinstance(out, Rejection):
+        if isinstance(out, Refusal):
             raise AssertionError(f"the engine refused {command!r}: {out.code}: {out.message}")
         self.state = fold(out, self.state)
 

@@ -31,6 +31,7 @@ from typing import Any
 import trio
 
 from protocol import messages as m
+from protocol.counts import MAX_PLAYERS, MIN_PLAYERS
 from protocol.events import Variant
 
 CASES = ("everyone", "conjured", "missed-conjurer", "failed", "void")
@@ -282,8 +283,11 @@ def _finish(game: Game, replays: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 3 <= args.players <= 8:
-        print("conjure demo: --players must be between 3 and 8", file=sys.stderr)
+    if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
+        print(
+            f"conjure demo: --players must be between {MIN_PLAYERS} and {MAX_PLAYERS}",
+            file=sys.stderr,
+        )
         return 2
     try:
         delay = _parse_delay(args.delay, args.watch)

@@ -13,9 +13,10 @@ import re
 from client.prompts import Prompts, quoted
 from client.setupform import SetupForm
 from client.statefile import ENV_LOCAL_BOTS, ENV_LOCAL_SERVER
-from client.tablestate import MAX_CRYSTALS, RULES, stars
+from client.tablestate import RULES, stars
 from client.textfit import shorten
 from protocol.commitment import commitment, new_nonce
+from protocol.counts import MAX_CRYSTALS
 from protocol.events import RULE_TEXT, Rule
 from protocol.messages import (
     CastVote,

@@ -34,7 +34,6 @@ from client.setupform import (
 )
 from client.statefile import StateDir
 from client.tablestate import (
-    MAX_CRYSTALS,
     RULES,
     FeedLine,
     JoinField,
@@ -45,6 +44,7 @@ from client.tablestate import (
 )
 from client.textfit import first_fitting, shorten
 from client.texts import HELP_TEXT
+from protocol.counts import MAX_CRYSTALS
 from protocol.messages import Bye as ByeMsg
 from protocol.messages import (
     Chat,

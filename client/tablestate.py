@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 import trio
 
 from client.statefile import StateDir
+from protocol.counts import crystal_range
 from protocol.events import RULE_TEXT, Rule, is_rule
 from protocol.messages import ClientMsg, PlayerView, ProposalView, RoomSettings, View
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from client.setupform import SetupForm
 
 RULES: tuple[Rule, ...] = tuple(r for r in RULE_TEXT if is_rule(r))  # every key is one
-MAX_CRYSTALS = 4
 
 StatusKind = Literal["info", "warn", "error"]
 
@@ -202,9 +202,7 @@ class TableState:
 
     def crystal_range(self) -> tuple[int, int]:
         v = self.view
-        if v is not None and v.settings.variant == "dark-magic":
-            return (0, MAX_CRYSTALS)
-        return (2, MAX_CRYSTALS)
+        return crystal_range(v.settings.variant if v is not None else "standard")
 
     def open_proposals(self) -> list[ProposalView]:
         v = self.view

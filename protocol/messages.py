@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from protocol.deck import Card, card_text_problem
+from protocol.errors import ErrorCode
 from protocol.events import Limits, Rule, Variant
 from protocol.names import MAX_NAME_LENGTH
 from protocol.structs import FrozenStruct
@@ -368,9 +369,16 @@ class Update(ServerMsg, tag="update"):
 
 
 class Error(ServerMsg, tag="error"):
+    """``code`` decodes as any string (a newer server may know more codes); build one with ``error``."""
+
     code: str
     message: str
     ref: str | None = None
+
+
+def error(code: ErrorCode, message: str, ref: str | None = None) -> Error:
+    """An ``Error`` as the server sends it: the type checker holds ``code`` to ``ErrorCode``."""
+    return Error(code=code, message=message, ref=ref)
 
 
 class Chat(ServerMsg, tag="chat"):

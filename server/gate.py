@@ -3,7 +3,7 @@
 A visitor is known only by the address its packets come from, so every limit a visitor could abuse is
 counted per address (an IPv6 visitor by its /64, which one machine usually holds whole). The server
 asks this book before it admits a connection, reads a message or creates a room; each refusal is a
-``RoomError`` whose code docs/PROTOCOL.md lists. Bookkeeping only: the caller does the I/O. Rates use
+``Refusal`` whose code docs/PROTOCOL.md lists. Bookkeeping only: the caller does the I/O. Rates use
 Trio's clock; the book is used from the Trio thread alone.
 """
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import trio
 
+from protocol.errors import ErrorCode, Refusal
 from server.config import ServerConfig
-from server.lobby import RoomError
 
 log = logging.getLogger("conjure.server")
 
@@ -140,8 +140,17 @@ class AddressBook:
             return False, False
         return not soft.take(now), True
 
-    def refuse(self, host: str, code: str, message: str) -> RoomError:
-        """Count and (at most once a minute per address and limit) log a refusal."""
+    def refuse(self, host: str, code: ErrorCode, message: str) -> Refusal:
+        """Count and log a refusal (see ``note``), and return it for the sender."""
+        self.note(host, code, message)
+        return Refusal(code, message)
+
+    def note(self, host: str, code: str, message: str) -> None:
+        """Count and (at most once a minute per address and limit) log a limit that was hit.
+
+        ``code`` is an ``ErrorCode`` when the visitor is told, or a counter's own name (``flood``:
+        that connection is closed, not answered).
+        """
         self.refused[code] = self.refused.get(code, 0) + 1
         key = address_key(host)
         now = self._now()
@@ -152,7 +161,6 @@ class AddressBook:
                 for k in sorted(self._warned, key=self._warned.__getitem__)[:5_000]:
                     del self._warned[k]
             log.warning("limit: %s refused (%s): %s", key, code, message)
-        return RoomError(code, message)
 
     # ------------------------------------------------------------------ connections
 
@@ -186,7 +194,7 @@ class AddressBook:
         self.total_pending += 1
         return True
 
-    def connect(self, host: str, port: int) -> RoomError | None:
+    def connect(self, host: str, port: int) -> Refusal | None:
         """A handshake arrived: count the connection, and say why it must go if it must.
 
         The connection counts (``disconnect`` must follow) whether or not it is refused, so that a

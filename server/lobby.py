@@ -1,6 +1,6 @@
 """A room before its game starts: seats, host, settings, password, and the deal.
 
-Pure bookkeeping (no I/O, no clock): the room task calls these and turns a ``RoomError`` into an
+Pure bookkeeping (no I/O, no clock): the room task calls these and turns a ``Refusal`` into an
 ``Error`` for the sender. The lobby is not logged: a room that has not started is lost on a crash and
 its players simply create it again. Chance (codes, tokens, the shuffle) comes from ``secrets``.
 """
@@ -14,25 +14,17 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 from random import Random
 
+from protocol.counts import MAX_PLAYERS, MIN_PLAYERS
 from protocol.deck import Card, DeckError, clean_card_text, default_deck
+from protocol.errors import Refusal
 from protocol.events import COLOURS, PlayerInfo
 from protocol.house import UnknownHouseRule, canonical
 from protocol.messages import RoomSettings
 from protocol.names import BadName, enforce_name, look_alike
-from server.rules.decide import MAX_PLAYERS, MIN_PLAYERS
 
 #: Room code letters: no I/L (look like 1), O (0), U/V (like each other).
 ROOM_LETTERS = "ABCDEFGHJKMNPQRSTWXYZ"
 ROOM_CODE_LENGTH = 4
-
-
-class RoomError(Exception):
-    """A refused request: a stable ``code`` for programs and a sentence for people."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def new_room_code(taken: Container[str]) -> str:
@@ -72,7 +64,7 @@ def clean_name(name: str) -> str:
     try:
         return enforce_name(name)
     except BadName as exc:
-        raise RoomError("bad_name", str(exc)) from None
+        raise Refusal("bad_name", str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -96,9 +88,9 @@ def check_password(stored: PasswordHash | None, password: str | None) -> None:
     if stored is None:
         return
     if not password:
-        raise RoomError("password_required", "This room has a password: give it to come in.")
+        raise Refusal("password_required", "This room has a password: give it to come in.")
     if not stored.check(password):
-        raise RoomError("wrong_password", "Wrong password for this room.")
+        raise Refusal("wrong_password", "Wrong password for this room.")
 
 
 @dataclass
@@ -138,7 +130,7 @@ class Lobby:
 
     def _require_host(self, player_id: str) -> None:
         if player_id != self.host_id:
-            raise RoomError("not_host", "Only the host can do that.")
+            raise Refusal("not_host", "Only the host can do that.")
 
     # ------------------------------------------------------------ changes
 
@@ -147,11 +139,11 @@ class Lobby:
         name = clean_name(name)
         other = look_alike(name, (s.name for s in self.seats))
         if other == name:
-            raise RoomError("name_taken", f"Someone in this room is already called {name!r}.")
+            raise Refusal("name_taken", f"Someone in this room is already called {name!r}.")
         if other is not None:
-            raise RoomError("name_taken", f"{name} looks like {other}, who is already here.")
+            raise Refusal("name_taken", f"{name} looks like {other}, who is already here.")
         if len(self.seats) >= MAX_PLAYERS:
-            raise RoomError("room_full", f"The room is full ({MAX_PLAYERS} players).")
+            raise Refusal("room_full", f"The room is full ({MAX_PLAYERS} players).")
         used = {s.colour for s in self.seats}
         colour = next(c for c in COLOURS if c not in used)
         token = new_token()
@@ -165,7 +157,7 @@ class Lobby:
         """Take a seat away (left or kicked); the host role passes to the next seat."""
         i = self.index(player_id)
         if i is None:
-            raise RoomError("not_in_room", "That player is not in this room.")
+            raise Refusal("not_in_room", "That player is not in this room.")
         seat = self.seats.pop(i)
         if self.host_id == player_id:
             self.host_id = self.seats[i % len(self.seats)].id if self.seats else None
@@ -174,15 +166,15 @@ class Lobby:
     def kick(self, by: str, seat: int) -> LobbySeat:
         self._require_host(by)
         if not 0 <= seat < len(self.seats):
-            raise RoomError("unknown_seat", f"There is no seat {seat}.")
+            raise Refusal("unknown_seat", f"There is no seat {seat}.")
         if self.seats[seat].id == by:
-            raise RoomError("cannot_kick_self", "The host cannot remove themselves.")
+            raise Refusal("cannot_kick_self", "The host cannot remove themselves.")
         return self.remove(self.seats[seat].id)
 
     def reorder(self, by: str, order: list[int]) -> None:
         self._require_host(by)
         if sorted(order) != list(range(len(self.seats))):
-            raise RoomError(
+            raise Refusal(
                 "bad_order",
                 f"Give every seat number 0..{len(self.seats) - 1} exactly once, in the new order.",
             )
@@ -205,7 +197,7 @@ class Lobby:
         self._require_host(by)
         n = len(self.seats)
         if not MIN_PLAYERS <= n <= MAX_PLAYERS:
-            raise RoomError(
+            raise Refusal(
                 "player_count", f"A game needs {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n}."
             )
 
@@ -217,9 +209,9 @@ def clean_settings(settings: RoomSettings) -> RoomSettings:
     for i, card in enumerate(settings.custom_cards, 1):
         text = clean_card_text(card.text)
         if not text:
-            raise RoomError("bad_settings", f"Custom card {i} has no text.")
+            raise Refusal("bad_settings", f"Custom card {i} has no text.")
         if text.casefold() in seen:
-            raise RoomError("bad_settings", f"Custom card {i} ({text!r}) appears twice.")
+            raise Refusal("bad_settings", f"Custom card {i} ({text!r}) appears twice.")
         seen.add(text.casefold())
         cards.append(Card(text=text, stars=card.stars))
     return RoomSettings(
@@ -237,7 +229,7 @@ def _house_rules(names: list[str]) -> list[str]:
     try:
         return canonical(names)
     except UnknownHouseRule as exc:
-        raise RoomError("bad_settings", f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
+        raise Refusal("bad_settings", f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
 
 
 def build_deck(settings: RoomSettings) -> list[Card]:
@@ -247,7 +239,7 @@ def build_deck(settings: RoomSettings) -> list[Card]:
         try:
             cards.extend(default_deck())
         except (OSError, DeckError) as exc:
-            raise RoomError(
+            raise Refusal(
                 "no_default_deck", f"The default deck cannot be read on this server ({exc})."
             ) from None
     if settings.deck in ("custom", "default+custom"):
@@ -260,7 +252,7 @@ def deal(settings: RoomSettings, players: int, rng: Random | None = None) -> tup
     """One card per player, shuffled with the system's CSPRNG unless ``rng`` is given."""
     deck = build_deck(settings)
     if len(deck) < players:
-        raise RoomError(
+        raise Refusal(
             "deck_too_small",
             f"The deck has {len(deck)} card(s); {players} players need at least {players}.",
         )

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from protocol.errors import Refusal
 from protocol.events import Event, event_data, event_from_record, event_type
 from server.logstore import LogRecord
 from server.rules import commands as cmd
@@ -89,7 +90,7 @@ def _batch(
     if command.now != first.ts:
         return fail(f"the batch is dated {first.ts} but its command was given at {command.now}")
     decided = decide_and_fold(state, command)
-    if isinstance(decided, cmd.Rejection):
+    if isinstance(decided, Refusal):
         if decided.code == "too_early":
             return fail(f"a clock command dated before its deadline: {decided.message}")
         return fail(f"the rules refuse this command ({decided.code}: {decided.message})")

@@ -31,6 +31,7 @@ import trio
 from protocol import messages as m
 from protocol.deal import combined_seed, commitment_of, seeded_deal
 from protocol.deck import Card
+from protocol.errors import Refusal
 from protocol.events import DealRecord, Limits, PresenceChanged, event_data, event_type
 from protocol.messages import InLimits, Receipt, ResultView, RoomSettings
 from protocol.structs import struct_tag
@@ -41,7 +42,6 @@ from server.connection import CLOSE_GOING_AWAY, Connection, encode
 from server.lobby import (
     Lobby,
     PasswordHash,
-    RoomError,
     build_deck,
     check_password,
     clean_settings,
@@ -240,7 +240,7 @@ class Room:
         while self._inbox:
             item = self._inbox.popleft()
             if isinstance(item, Request):
-                item.conn.send(m.Error(code="room_closed", message="This room has closed."))
+                item.conn.send(m.error(code="room_closed", message="This room has closed."))
                 item.done.set()
         self._close_all("this room has closed", CLOSE_GOING_AWAY)
         if self.writer is not None:
@@ -278,9 +278,9 @@ class Room:
                 else:
                     try:
                         await self._on_request(item.conn, item.msg)
-                    except RoomError as e:
+                    except Refusal as e:
                         item.conn.send(
-                            m.Error(code=e.code, message=e.message, ref=msg_tag(item.msg))
+                            m.error(code=e.code, message=e.message, ref=msg_tag(item.msg))
                         )
                     finally:
                         item.done.set()
@@ -367,7 +367,7 @@ class Room:
         if deadline is not None and now >= deadline:
             try:
                 await self._execute(cmd.Tick(now=now, deadline=deadline))
-            except RoomError:  # the log failed (the room is on hold now); never spin on it
+            except Refusal:  # the log failed (the room is on hold now); never spin on it
                 return
         host = self._host_id()
         if (
@@ -377,7 +377,7 @@ class Room:
         ):
             try:
                 await self._pass_host("the host was away")
-            except RoomError as e:  # cannot happen with a sane engine; never spin on it
+            except Refusal as e:  # cannot happen with a sane engine; never spin on it
                 log.warning("room %s: host not passed: %s", self.code, e.message)
                 self.away_since[host] = now
         since = self.no_player_since
@@ -391,7 +391,7 @@ class Room:
         """Nobody has played for ``abandon_after``: the game ends as abandoned, in its log."""
         try:
             await self._execute(cmd.Abandon(now=self.config.clock(), idle_since=since))
-        except RoomError as e:
+        except Refusal as e:
             log.warning("room %s: not abandoned: %s", self.code, e.message)
             self.no_player_since = self.config.clock()  # never spin on it
             return
@@ -505,7 +505,7 @@ class Room:
                 await self._execute(
                     cmd.Presence(now=self.config.clock(), seat=seat, connected=connected)
                 )
-            except RoomError:  # kicked since, or the log failed (the room is on hold then)
+            except Refusal:  # kicked since, or the log failed (the room is on hold then)
                 continue
 
     def _on_detached(self, conn: Connection) -> None:
@@ -524,11 +524,11 @@ class Room:
             self._viewers_changed()
 
     def _member(self, conn: Connection) -> str:
-        """The player id acting through ``conn``, or a RoomError."""
+        """The player id acting through ``conn``, or a Refusal."""
         if conn.room is not self:
-            raise RoomError("not_in_room", "Join a room first.")
+            raise Refusal("not_in_room", "Join a room first.")
         if conn.spectator or conn.player_id is None:
-            raise RoomError("spectator", "Spectators watch; they cannot act in the game.")
+            raise Refusal("spectator", "Spectators watch; they cannot act in the game.")
         return conn.player_id
 
     # ------------------------------------------------------------------ requests
@@ -537,7 +537,7 @@ class Room:
         if not conn.open:  # it went while the request waited: nobody to act for or answer
             return
         if self._dealing is not None and isinstance(msg, _LOBBY_CHANGES):
-            raise RoomError("dealing", DEALING)
+            raise Refusal("dealing", DEALING)
         match msg:
             case m.CreateRoom():
                 self._create(conn, msg)
@@ -571,7 +571,7 @@ class Room:
 
     def _lobby_only(self) -> Lobby:
         if self.lobby is None:
-            raise RoomError("already_started", "The game has already started.")
+            raise Refusal("already_started", "The game has already started.")
         return self.lobby
 
     def _create(self, conn: Connection, msg: m.CreateRoom) -> None:
@@ -587,12 +587,12 @@ class Room:
 
     def _not_member(self, conn: Connection) -> None:
         if conn.room is self:
-            raise RoomError("already_in_room", f"You are already in room {self.code}.")
+            raise Refusal("already_in_room", f"You are already in room {self.code}.")
 
     def _join(self, conn: Connection, msg: m.JoinRoom) -> None:
         self._not_member(conn)
         if self.lobby is None:
-            raise RoomError(
+            raise Refusal(
                 "already_started",
                 "This room's game has started; players who left can resume with their token.",
             )
@@ -615,11 +615,11 @@ class Room:
                 if token_matches(msg.token, p.token_hash):
                     pid = p.id
                     if p.seat in self.game.kicked:
-                        raise RoomError("kicked", "You were removed from this game.")
+                        raise Refusal("kicked", "You were removed from this game.")
         if pid is None:
-            raise RoomError("bad_token", f"That token does not match a seat in room {self.code}.")
+            raise Refusal("bad_token", f"That token does not match a seat in room {self.code}.")
         if conn.room is self and conn.player_id != pid:
-            raise RoomError("already_in_room", f"You are already in room {self.code}.")
+            raise Refusal("already_in_room", f"You are already in room {self.code}.")
         i = self._seat_index(pid)
         assert i is not None
         self._attach(conn, pid)
@@ -629,11 +629,11 @@ class Room:
     def _watch(self, conn: Connection, msg: m.Watch) -> None:
         self._not_member(conn)
         if not self.settings.spectators:
-            raise RoomError("no_spectators", "This room does not allow spectators.")
+            raise Refusal("no_spectators", "This room does not allow spectators.")
         check_password(self.password, msg.password)
         allowed = self.spectator_limit()
         if len(self.watchers) >= allowed:
-            raise RoomError(
+            raise Refusal(
                 "spectators_full",
                 f"This room already has {allowed} spectators, as many as it allows.",
             )
@@ -655,7 +655,7 @@ class Room:
 
     async def _leave(self, conn: Connection) -> None:
         if conn.room is not self:
-            raise RoomError("not_in_room", "You are not in a room.")
+            raise Refusal("not_in_room", "You are not in a room.")
         if conn.spectator:
             self._detach(conn)
             conn.close("you stopped watching")
@@ -712,12 +712,12 @@ class Room:
         pid = self._member(conn)
         lobby = self._lobby_only()
         if self._dealing is not None:
-            raise RoomError("dealing", DEALING)
+            raise Refusal("dealing", DEALING)
         lobby.check_start(pid)
         deck = build_deck(lobby.settings)
         n = len(lobby.seats)
         if len(deck) < n:
-            raise RoomError(
+            raise Refusal(
                 "deck_too_small",
                 f"The deck has {len(deck)} card(s); {n} players need at least {n}.",
             )
@@ -744,11 +744,11 @@ class Room:
         pid = self._member(conn)
         d = self._dealing
         if d is None:
-            raise RoomError("not_dealing", "No deal is waiting for your share of the shuffle.")
+            raise Refusal("not_dealing", "No deal is waiting for your share of the shuffle.")
         i = self._seat_index(pid)
         assert i is not None
         if i in d.contributions:
-            raise RoomError("already_contributed", "You already gave your share of this deal.")
+            raise Refusal("already_contributed", "You already gave your share of this deal.")
         d.contributions[i] = seed
         d.waiting.discard(i)
         return not d.waiting
@@ -758,8 +758,8 @@ class Room:
         assert d is not None and self.lobby is not None
         try:
             await self._begin(d)
-        except RoomError as e:
-            d.host.send(m.Error(code=e.code, message=e.message, ref="start_game"))
+        except Refusal as e:
+            d.host.send(m.error(code=e.code, message=e.message, ref="start_game"))
 
     async def _begin(self, d: Dealing) -> None:
         lobby = self._lobby_only()
@@ -795,15 +795,15 @@ class Room:
             log_format=LOG_FORMAT,
         )
         decided = decide_and_fold(None, start)
-        if isinstance(decided, cmd.Rejection):
-            raise RoomError(decided.code, decided.message)
+        if isinstance(decided, Refusal):
+            raise decided
         events, state = decided
         path = self.config.replays / f"{game_id}.jsonl"
         try:
             writer = await open_writer(path)
         except (OSError, LogError) as exc:
             log.error("room %s: cannot create the game log %s: %s", self.code, path, exc)
-            raise RoomError(
+            raise Refusal(
                 "log_unavailable",
                 f"The server cannot create the game log ({exc}); try again later.",
             ) from None
@@ -816,7 +816,7 @@ class Room:
             self.writer = None
             with contextlib.suppress(OSError, LogError):
                 await trio.to_thread.run_sync(writer.discard)
-            raise RoomError(
+            raise Refusal(
                 "log_unavailable",
                 "The server could not write the game log (is its disk full?), so the game did "
                 "not start; the lobby is as it was. Try again later.",
@@ -828,21 +828,21 @@ class Room:
     async def _game_command(self, conn: Connection, msg: m.ClientMsg) -> None:
         pid = self._member(conn)
         if self.game is None:
-            raise RoomError("not_started", "The game has not started yet.")
+            raise Refusal("not_started", "The game has not started yet.")
         if self.stalled_retry is not None:
-            raise RoomError("log_unavailable", LOG_STALLED)
+            raise Refusal("log_unavailable", LOG_STALLED)
         seat = self._seat_index(pid)
         assert seat is not None
         command = to_command(msg, seat, self.config.clock())
         if command is None:
-            raise RoomError("unexpected", f"{msg_tag(msg)!r} is not possible here.")
+            raise Refusal("unexpected", f"{msg_tag(msg)!r} is not possible here.")
         await self._execute(command)
 
     async def _execute(self, command: cmd.AnyCommand) -> None:
         assert self.game is not None
         decided = decide_and_fold(self.game, command)
-        if isinstance(decided, cmd.Rejection):
-            raise RoomError(decided.code, decided.message)
+        if isinstance(decided, Refusal):
+            raise decided
         events, state = decided
         if events:
             await self._commit(events, state, command)
@@ -862,7 +862,7 @@ class Room:
             records = await self._append(events, command)
         except LogFailure as exc:
             self._stall(exc)
-            raise RoomError("log_unavailable", LOG_STALLED) from None
+            raise Refusal("log_unavailable", LOG_STALLED) from None
         self._apply(events, records, state)
 
     def _apply(self, events: list, records: list[LogRecord], state: Game | None) -> None:

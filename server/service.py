@@ -28,13 +28,14 @@ import trio
 from trio_websocket import ConnectionClosed, Endpoint, WebSocketRequest, wrap_server_stream
 
 from protocol import messages as m
+from protocol.errors import Refusal
 from protocol.messages import MAX_FRAME_BYTES, PROTOCOL_VERSION, client_decoder
 from server import fdbudget
 from server.config import ServerConfig
 from server.connection import CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_TRY_LATER, Connection
 from server.gate import AddressBook, Bucket
 from server.listener import GuardedListener
-from server.lobby import RoomError, new_room_code
+from server.lobby import new_room_code
 from server.netinfo import url_host
 from server.recovery import LoadReport, load_replays
 from server.room import Detached, Request, Room, Stop, msg_tag
@@ -175,7 +176,7 @@ class GameServer:
 
     def _new_room(self, conn: Connection) -> Room:
         if self._stopping.is_set():
-            raise RoomError("shutting_down", "The server is shutting down.")
+            raise Refusal("shutting_down", "The server is shutting down.")
         if len(self.rooms) >= self.config.max_rooms:
             raise self.book.refuse(
                 conn.remote, "server_full", "This server has too many rooms open; try later."
@@ -260,16 +261,16 @@ class GameServer:
         finally:
             self.book.disconnect(host)
 
-    async def _turn_away(self, conn: Connection, refusal: RoomError | None) -> None:
+    async def _turn_away(self, conn: Connection, refusal: Refusal | None) -> None:
         """Say why, then close: a refused visitor learns the code and costs little."""
         if refusal is None:
-            refusal = RoomError("shutting_down", "The server is shutting down.")
+            refusal = Refusal("shutting_down", "The server is shutting down.")
         code = _DOOR_CLOSE.get(refusal.code, CLOSE_GOING_AWAY)
         with trio.move_on_after(2.0):
             with contextlib.suppress(ConnectionClosed, trio.BrokenResourceError):
                 await conn.ws.send_message(
                     msgspec.json.encode(
-                        m.Error(code=refusal.code, message=refusal.message)
+                        m.error(code=refusal.code, message=refusal.message)
                     ).decode()
                 )
         conn.abort(code, refusal.message)
@@ -299,7 +300,7 @@ class GameServer:
         await trio.sleep(cfg.hello_timeout)
         if not conn.greeted:
             conn.send(
-                m.Error(
+                m.error(
                     code="hello_timeout",
                     message=f"No hello within {cfg.hello_timeout:g} s: closing.",
                 )
@@ -313,7 +314,7 @@ class GameServer:
             roomless = 0.0 if conn.room is not None else roomless + step
             if roomless >= cfg.roomless_timeout:
                 conn.send(
-                    m.Error(
+                    m.error(
                         code="roomless_timeout",
                         message=f"No room created, joined or watched for "
                         f"{cfg.roomless_timeout:g} s: closing.",
@@ -362,7 +363,7 @@ class GameServer:
             now = trio.current_time()
             conn.heard_at = now
             if bucket.take(now):
-                book.refuse(conn.remote, "flood", "one connection over its message rate")
+                book.note(conn.remote, "flood", "one connection over its message rate")
                 conn.close(f"too many messages: at most {cfg.rate:g} a second", CLOSE_POLICY)
                 return
             wait = book.message_wait(conn.remote)
@@ -375,39 +376,39 @@ class GameServer:
                     f"Too many messages from your address (at most {cfg.address_rate:g} a second "
                     "over all its connections); that message was dropped.",
                 )
-                conn.send(m.Error(code=refusal.code, message=refusal.message, ref=_peek_type(raw)))
+                conn.send(m.error(code=refusal.code, message=refusal.message, ref=_peek_type(raw)))
                 await trio.sleep(wait)
                 continue
             try:
                 await self._on_frame(conn, raw)
-            except RoomError as e:
-                conn.send(m.Error(code=e.code, message=e.message))
+            except Refusal as e:
+                conn.send(m.error(code=e.code, message=e.message))
             except Exception:  # one bad message must not end the connection, let alone the server
                 log.error(
                     "connection %r: error handling a message\n%s", conn, traceback.format_exc()
                 )
-                conn.send(m.Error(code="internal", message="The server failed on that message."))
+                conn.send(m.error(code="internal", message="The server failed on that message."))
 
     async def _on_frame(self, conn: Connection, raw: str | bytes) -> None:
         if isinstance(raw, bytes):
-            conn.send(m.Error(code="binary_frame", message="Send JSON in text frames."))
+            conn.send(m.error(code="binary_frame", message="Send JSON in text frames."))
             return
         try:
             msg = client_decoder.decode(raw)
         except msgspec.ValidationError as exc:
-            conn.send(m.Error(code="invalid_message", message=_readable(exc), ref=_peek_type(raw)))
+            conn.send(m.error(code="invalid_message", message=_readable(exc), ref=_peek_type(raw)))
             return
         except msgspec.DecodeError as exc:
-            conn.send(m.Error(code="malformed", message=f"Not valid JSON: {exc}"))
+            conn.send(m.error(code="malformed", message=f"Not valid JSON: {exc}"))
             return
         except RecursionError:
-            conn.send(m.Error(code="invalid_message", message="The message is nested too deeply."))
+            conn.send(m.error(code="invalid_message", message="The message is nested too deeply."))
             return
         ref = msg_tag(msg)
         if not conn.greeted:
             if not isinstance(msg, m.Hello):
                 conn.send(
-                    m.Error(
+                    m.error(
                         code="hello_required",
                         message=f'Say hello first: {{"type": "hello", "protocol": '
                         f"{PROTOCOL_VERSION}}}.",
@@ -417,7 +418,7 @@ class GameServer:
                 return
             if msg.protocol != PROTOCOL_VERSION:
                 conn.send(
-                    m.Error(
+                    m.error(
                         code="protocol_version",
                         message=f"This server speaks protocol {PROTOCOL_VERSION}, not "
                         f"{msg.protocol}: use a matching version of the client.",
@@ -431,36 +432,36 @@ class GameServer:
             return
         try:
             room = self._route(conn, msg)
-        except RoomError as e:
-            conn.send(m.Error(code=e.code, message=e.message, ref=ref))
+        except Refusal as e:
+            conn.send(m.error(code=e.code, message=e.message, ref=ref))
             return
         req = Request(conn, msg)
         try:
             room.submit(req)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            conn.send(m.Error(code="room_closed", message="This room has closed.", ref=ref))
+            conn.send(m.error(code="room_closed", message="This room has closed.", ref=ref))
             return
         await req.done.wait()
 
     def _route(self, conn: Connection, msg: m.ClientMsg) -> Room:
-        """The room a message goes to, or a RoomError."""
+        """The room a message goes to, or a Refusal."""
         match msg:
             case m.Hello():
-                raise RoomError("already_greeted", "Hello was already said on this connection.")
+                raise Refusal("already_greeted", "Hello was already said on this connection.")
             case m.CreateRoom():
                 if conn.room is not None:
-                    raise RoomError("already_in_room", "Leave your room first.")
+                    raise Refusal("already_in_room", "Leave your room first.")
                 return self._new_room(conn)
             case m.JoinRoom() | m.ResumeSeat() | m.Watch():
                 code = msg.room.upper()
                 if conn.room is not None and conn.room.code != code:
-                    raise RoomError("already_in_room", "Leave your room first.")
+                    raise Refusal("already_in_room", "Leave your room first.")
                 room = self.rooms.get(code)
                 if room is None:
-                    raise RoomError("unknown_room", f"There is no room {code} on this server.")
+                    raise Refusal("unknown_room", f"There is no room {code} on this server.")
                 return room
         if conn.room is None:
-            raise RoomError("not_in_room", "Create, join or watch a room first.")
+            raise Refusal("not_in_room", "Create, join or watch a room first.")
         return conn.room
 
 

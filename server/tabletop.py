@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
 from protocol.house import canonical
 from protocol.words import validate_written
 from server.house import add_house_argument, house_json, house_round_lines
@@ -87,8 +88,10 @@ def parse_sheet(doc: dict[str, Any], path: str = "sheet") -> Sheet:
     if category is not None and not isinstance(category, str):
         raise SheetError("category", "must be a string")
     players = _str_list(doc, "players")
-    if not 3 <= len(players) <= 8:
-        raise SheetError("players", f"a round has 3 to 8 players, not {len(players)}")
+    if not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
+        raise SheetError(
+            "players", f"a round has {MIN_PLAYERS} to {MAX_PLAYERS} players, not {len(players)}"
+        )
     if len({p.casefold() for p in players}) != len(players):
         raise SheetError("players", "names must be different")
     conjurer = doc.get("conjurer")
@@ -100,10 +103,10 @@ def parse_sheet(doc: dict[str, Any], path: str = "sheet") -> Sheet:
             raise SheetError("marked", f"{m!r} is not one of the players")
     if len(set(marked)) != len(marked):
         raise SheetError("marked", "a board holds at most one crystal")
-    low = 0 if variant == "dark-magic" else 2
-    if not low <= len(marked) <= 4:
+    low, high = crystal_range(variant)
+    if not low <= len(marked) <= high:
         raise SheetError(
-            "marked", f"a {variant} round marks {low} to 4 boards, not {len(marked)} (S3, D3)"
+            "marked", f"a {variant} round marks {low} to {high} boards, not {len(marked)} (S3, D3)"
         )
     spell = _words(doc, "spell", players)
     summon = _words(doc, "summon", players)

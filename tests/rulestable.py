@@ -10,7 +10,7 @@ import hashlib
 from protocol.commitment import commitment
 from protocol.deck import Card
 from protocol.events import COLOURS, Event, Limits, PlayerInfo
-from server.rules import Game, Rejection, decide, fold
+from server.rules import Game, Refusal, decide, fold
 from server.rules import commands as c
 
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal")
@@ -76,12 +76,12 @@ class Table:
         assert self.state is not None
         return self.state
 
-    def try_(self, command: c.AnyCommand) -> list[Event] | Rejection:
+    def try_(self, command: c.AnyCommand) -> list[Event] | Refusal:
         return decide(self.state, command)
 
     def run(self, command: c.AnyCommand) -> list[Event]:
         out = decide(self.state, command)
-        if isinstance(out, Rejection):
+        if isinstance(out, Refusal):
             raise RulesError(f"{out.code}: {out.message}")
         self.events.extend(out)
         self.state = fold(out, self.state)
@@ -89,7 +89,7 @@ class Table:
 
     def reject(self, command: c.AnyCommand) -> str:
         out = decide(self.state, command)
-        assert isinstance(out, Rejection), f"expected a rejection, got {out}"
+        assert isinstance(out, Refusal), f"expected a rejection, got {out}"
         return out.code
 
     def seat(self, name: str) -> int:

@@ -18,6 +18,7 @@ import pytest
 from client import screen
 from client.cli import main
 from protocol import messages as m
+from protocol.errors import Refusal
 from protocol.events import GameAbandoned, event_data, event_from_record, event_type
 from protocol.messages import RoomSettings
 from server import feed
@@ -122,7 +123,7 @@ def test_A7_abandon_on_a_finished_game_is_refused():
     assert t.g is before and not t.g.abandoned and t.g.winners == (0, 1)
     # ... and there is nothing to abandon before a game exists.
     out = decide(None, c.Abandon(now=0.0, idle_since=0.0))
-    assert isinstance(out, c.Rejection) and out.code == "not_started"
+    assert isinstance(out, Refusal) and out.code == "not_started"
 
 
 def test_A7_a_paused_game_is_abandoned_too():

@@ -18,6 +18,7 @@ from client.session import Session
 from client.statefile import StateDir
 from protocol import messages as m
 from protocol.deck import DeckError, parse_deck
+from protocol.errors import Refusal
 from protocol.names import (
     MAX_NAME_LENGTH,
     NO_VISIBLE,
@@ -37,7 +38,7 @@ from protocol.text import (
     unshown_problem,
 )
 from protocol.words import validate_written
-from server.lobby import Lobby, RoomError
+from server.lobby import Lobby
 
 # ---------------------------------------------------------------------------- protocol.text
 
@@ -234,11 +235,11 @@ def test_different_names_have_different_keys(a: str, b: str) -> None:
 def test_lobby_refuses_look_alikes_naming_the_original() -> None:
     lobby = Lobby()
     lobby.join("Ann")
-    with pytest.raises(RoomError) as caught:
+    with pytest.raises(Refusal) as caught:
         lobby.join("Аnn")
     assert caught.value.code == "name_taken"
     assert caught.value.message == "Аnn looks like Ann, who is already here."
-    with pytest.raises(RoomError) as caught:
+    with pytest.raises(Refusal) as caught:
         lobby.join("Ann\u00ad")
     assert caught.value.code == "bad_name"
     seat, _ = lobby.join("  Zoe\u0308 ")

@@ -22,7 +22,7 @@ from protocol.events import Limits
 from protocol.words import MAX_WORD_LENGTH
 from server.logstore import GENESIS, build_record, read_log
 from server.redecide import redecide
-from server.rules import Rejection, decide, fold
+from server.rules import Refusal, decide, fold
 from server.rules import commands as c
 from tests.auditlogs import as_batches, sample_game, write_records
 from tests.rulestable import DEFAULT_CARDS, players
@@ -224,7 +224,7 @@ def random_game(data: st.DataObject, n: int, variant: str) -> list[tuple[float, 
         limits=Limits(),
     )
     out = decide(None, start)
-    assert not isinstance(out, Rejection)
+    assert not isinstance(out, Refusal)
     state = fold(out)
     decisions = [(now, out, start)]
     for _ in range(data.draw(st.integers(10, 120), label="steps")):
@@ -235,7 +235,7 @@ def random_game(data: st.DataObject, n: int, variant: str) -> list[tuple[float, 
         if isinstance(command, c.Tick):  # the room records the deadline a tick acts on
             command = c.Tick(now=command.now, deadline=state.deadline)
         out = decide(state, command)
-        if not isinstance(out, Rejection) and out:
+        if not isinstance(out, Refusal) and out:
             state = fold(out, state)
             decisions.append((command.now, out, command))
     return decisions

@@ -6,7 +6,7 @@ import pytest
 
 from protocol.deck import Card
 from protocol.events import COLOURS, Limits, PlayerInfo, ProposalMade
-from server.rules import Rejection, decide, fold
+from server.rules import Refusal, decide, fold
 from server.rules import commands as c
 from tests.rulestable import (
     DEFAULT_CARDS,
@@ -42,7 +42,7 @@ def test_T1_three_to_eight_players():
                 limits=Limits(),
             ),
         )
-        assert isinstance(out, Rejection), out
+        assert isinstance(out, Refusal), out
         assert out.code == "player_count", out
         assert f"not {n}" in out.message
 

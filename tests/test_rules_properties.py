@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from protocol import events as ev
 from protocol.commitment import commitment
 from protocol.events import Limits
-from server.rules import Rejection, decide, evolve, fold
+from server.rules import Refusal, decide, evolve, fold
 from server.rules import commands as c
 from tests.rulestable import DEFAULT_CARDS, nonce_for, players
 
@@ -165,7 +165,7 @@ def test_any_accepted_sequence_keeps_the_invariants(data, n, variant):
         limits=Limits(),
     )
     out = decide(state, start)
-    assert not isinstance(out, Rejection)
+    assert not isinstance(out, Refusal)
     state = fold(out)
     log.extend(out)
     for _ in range(data.draw(st.integers(10, 150), label="steps")):
@@ -174,7 +174,7 @@ def test_any_accepted_sequence_keeps_the_invariants(data, n, variant):
         now += 1.0
         command = command_for(data, state, now)
         out = decide(state, command)
-        if isinstance(out, Rejection):
+        if isinstance(out, Refusal):
             assert out.code and out.message
             assert decide(state, command) == out, "deciding is deterministic"
             continue
@@ -216,7 +216,7 @@ def test_timeouts_alone_finish_any_game(n, variant, seed):
             break
         now = (state.deadline or now) + seed.random()
         out = decide(state, c.Tick(now=now))
-        assert not isinstance(out, Rejection)
+        assert not isinstance(out, Refusal)
         state = fold(out, state)
     assert state.phase == "over"
     assert all(r.case == "void" for r in state.results)

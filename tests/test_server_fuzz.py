@@ -48,7 +48,7 @@ from protocol.deck import Card
 from protocol.messages import MAX_FRAME_BYTES, InLimits, RoomSettings, client_decoder
 from server.logstore import read_log
 from server.room import to_command
-from server.rules import Rejection, decide
+from server.rules import Refusal, decide
 
 NAMES = ["Ann", "Bob", "Cy", "Dee"]
 NO_CLOCKS = InLimits(choose=None, spell=None, mark=None, commit=None, reveal=None, review=None)
@@ -280,7 +280,7 @@ class Arena:
         command = to_command(msg, s.seat, time.time())  # type: ignore[arg-type]
         assert command is not None, msg
         verdict = decide(room.game, command)
-        return verdict.code if isinstance(verdict, Rejection) else None
+        return verdict.code if isinstance(verdict, Refusal) else None
 
     # -------------------------------------------------------------- one example
 

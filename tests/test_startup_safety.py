@@ -44,7 +44,7 @@ from server.logstore import (
     reopen_writer,
 )
 from server.recovery import NOT_A_LOG, load_replays
-from server.rules import Rejection, decide, fold
+from server.rules import Refusal, decide, fold
 from server.rules import commands as c
 from server.rules.legality import first_illegal
 from tests.auditlogs import RecordingTable, as_batches
@@ -390,14 +390,14 @@ def test_whatever_the_engine_decides_is_legal(data: st.DataObject, n: int, varia
         limits=Limits(),
     )
     log = decide(None, start)
-    assert not isinstance(log, Rejection)
+    assert not isinstance(log, Refusal)
     state = fold(log)
     for _ in range(data.draw(st.integers(10, 200), label="steps")):
         if state.phase == "over":
             break
         now += 1.0
         out = decide(state, command_for(data, state, now))
-        if not isinstance(out, Rejection):
+        if not isinstance(out, Refusal):
             state = fold(out, state)
             log.extend(out)
     assert first_illegal(log) is None

@@ -140,13 +140,6 @@ class Abandon(Command):
     idle_since: float
 
 
-class Rejection(msgspec.Struct, frozen=True):
-    """A refused command: a stable code for programs and a sentence for people."""
-
-    code: str
-    message: str
-
-
 AnyCommand = (
     StartGame
     | ChooseCard

@@ -1,4 +1,4 @@
-"""decide(state, command) -> events | Rejection: every rule of the game lives here.
+"""decide(state, command) -> events | Refusal: every rule of the game lives here.
 
 Pure: no I/O, clock or randomness; ``now`` and the dealt cards arrive inside commands. A handler
 emits events through a builder that folds each one as it goes, so follow-up decisions (the next
@@ -13,7 +13,9 @@ from typing import Literal
 
 from protocol import events as ev
 from protocol.commitment import HEX64, check_reveal
+from protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
 from protocol.deal import combined_seed, commitment_of, seeded_deal
+from protocol.errors import Refusal
 from protocol.events import RULE_TEXT, RULES_VERSION, is_rule
 from protocol.house import UnknownHouseRule, canonical
 from protocol.words import same_word, validate_written
@@ -22,16 +24,7 @@ from server.rules.evolve import concerned_seats, evolve
 from server.rules.sheet import current_checks, score_current
 from server.rules.state import Game, Proposal
 
-MIN_PLAYERS = 3
-MAX_PLAYERS = 8
 MAX_PROPOSALS_PER_PLAYER = 10
-
-
-class Rejected(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class _Builder:
@@ -51,26 +44,26 @@ class _Builder:
         self.state = evolve(self.state, event)
 
 
-def decide(state: Game | None, command: cmd.AnyCommand) -> list[ev.Event] | cmd.Rejection:
+def decide(state: Game | None, command: cmd.AnyCommand) -> list[ev.Event] | Refusal:
     """The events ``command`` produces on ``state``, or why it is refused."""
     decided = decide_and_fold(state, command)
-    return decided if isinstance(decided, cmd.Rejection) else decided[0]
+    return decided if isinstance(decided, Refusal) else decided[0]
 
 
 def decide_and_fold(
     state: Game | None, command: cmd.AnyCommand
-) -> tuple[list[ev.Event], Game | None] | cmd.Rejection:
+) -> tuple[list[ev.Event], Game | None] | Refusal:
     """The events and the state they lead to: the room and the audit fold each command once."""
     handler = _handler(command)
     if handler is None:
-        return cmd.Rejection("unknown_command", f"Unknown command {type(command).__name__}.")
+        return Refusal("unknown_command", f"Unknown command {type(command).__name__}.")
     b = _Builder(state)
     try:
         if not isinstance(command, cmd.StartGame):
             _require_game(state)
         handler(b)
-    except Rejected as r:
-        return cmd.Rejection(r.code, r.message)
+    except Refusal as r:
+        return r.with_traceback(None)  # a value now: keep no frames alive
     return b.events, b.state
 
 
@@ -79,7 +72,7 @@ def decide_and_fold(
 
 def _require_game(state: Game | None) -> None:
     if state is None:
-        raise Rejected("not_started", "The game has not started yet.")
+        raise Refusal("not_started", "The game has not started yet.")
 
 
 def _deadline(now: float, limit: float | None) -> float | None:
@@ -89,17 +82,17 @@ def _deadline(now: float, limit: float | None) -> float | None:
 def _player_guard(g: Game, seat: int, *phases: str) -> None:
     """A seated, present player acting in one of ``phases`` of a running, unpaused game."""
     if seat not in g.seats:
-        raise Rejected("unknown_seat", f"There is no seat {seat}.")
+        raise Refusal("unknown_seat", f"There is no seat {seat}.")
     if g.over:
-        raise Rejected("game_over", "The game is over.")
+        raise Refusal("game_over", "The game is over.")
     if g.paused:
-        raise Rejected("paused", "The game is paused; wait for the host to resume it.")
+        raise Refusal("paused", "The game is paused; wait for the host to resume it.")
     if seat in g.kicked:
-        raise Rejected("kicked", "You have been removed from this game.")
+        raise Refusal("kicked", "You have been removed from this game.")
     if not g.active(seat):
-        raise Rejected("skipped", "You were skipped this round; you can play again next round.")
+        raise Refusal("skipped", "You were skipped this round; you can play again next round.")
     if g.phase not in phases:
-        raise Rejected(
+        raise Refusal(
             "out_of_phase",
             f"That is not possible now: the game is in the {g.phase} phase.",
         )
@@ -107,16 +100,16 @@ def _player_guard(g: Game, seat: int, *phases: str) -> None:
 
 def _host_guard(g: Game, seat: int) -> None:
     if seat != g.host:
-        raise Rejected("not_host", "Only the host can do that.")
+        raise Refusal("not_host", "Only the host can do that.")
     if g.over:
-        raise Rejected("game_over", "The game is over.")
+        raise Refusal("game_over", "The game is over.")
 
 
 def _seat_guard(g: Game, target: int) -> None:
     if target not in g.seats:
-        raise Rejected("unknown_seat", f"There is no seat {target}.")
+        raise Refusal("unknown_seat", f"There is no seat {target}.")
     if target in g.kicked:
-        raise Rejected("kicked", f"{g.name(target)} has already left the game.")
+        raise Refusal("kicked", f"{g.name(target)} has already left the game.")
 
 
 # ---------------------------------------------------------------- flow
@@ -272,31 +265,31 @@ def _finish_review(b: _Builder, now: float) -> None:
 
 def _start(b: _Builder, c: cmd.StartGame) -> None:
     if b.state is not None:
-        raise Rejected("already_started", "The game has already started.")
+        raise Refusal("already_started", "The game has already started.")
     n = len(c.players)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
-        raise Rejected(
+        raise Refusal(
             "player_count", f"A game needs {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n}."
         )
     if [p.seat for p in c.players] != list(range(n)):
-        raise Rejected("bad_seats", "Seats must be numbered 0..n-1 in order.")
+        raise Refusal("bad_seats", "Seats must be numbered 0..n-1 in order.")
     if len({p.name.casefold() for p in c.players}) != n:
-        raise Rejected("name_taken", "Every player needs a different name.")
+        raise Refusal("name_taken", "Every player needs a different name.")
     if len({p.colour for p in c.players}) != n or any(
         p.colour not in ev.COLOURS for p in c.players
     ):
-        raise Rejected("bad_colours", "Every player needs a different board colour.")
+        raise Refusal("bad_colours", "Every player needs a different board colour.")
     if len(c.cards) != n:
-        raise Rejected("bad_deal", f"Deal one card per player: {n} cards, not {len(c.cards)}.")
+        raise Refusal("bad_deal", f"Deal one card per player: {n} cards, not {len(c.cards)}.")
     if c.host not in range(n):
-        raise Rejected("unknown_seat", "The host must be one of the players.")
+        raise Refusal("unknown_seat", "The host must be one of the players.")
     if c.deal is not None:
         _check_deal(c, n)
     try:
         if list(c.house_rules) != canonical(c.house_rules):
-            raise Rejected("bad_settings", "House rules are named once each, in sorted order.")
+            raise Refusal("bad_settings", "House rules are named once each, in sorted order.")
     except UnknownHouseRule as exc:
-        raise Rejected("bad_settings", str(exc)) from None
+        raise Refusal("bad_settings", str(exc)) from None
     b.emit(
         ev.GameStarted(
             game_id=c.game_id,
@@ -325,14 +318,14 @@ def _check_deal(c: cmd.StartGame, n: int) -> None:
     d = c.deal
     assert d is not None
     if not (HEX64.match(d.server_seed) and HEX64.match(d.commitment)):
-        raise Rejected("bad_deal", "The deal's seed and commitment are 64 lower-case hex digits.")
+        raise Refusal("bad_deal", "The deal's seed and commitment are 64 lower-case hex digits.")
     if commitment_of(d.server_seed) != d.commitment:
-        raise Rejected("bad_deal", "The server's seed does not open the commitment it announced.")
+        raise Refusal("bad_deal", "The server's seed does not open the commitment it announced.")
     if any(s not in range(n) or not HEX64.match(v) for s, v in d.contributions.items()):
-        raise Rejected("bad_deal", "A deal contribution names no seat, or is not 64 hex digits.")
+        raise Refusal("bad_deal", "A deal contribution names no seat, or is not 64 hex digits.")
     dealt = seeded_deal(d.deck, n, combined_seed(d.server_seed, d.contributions, n))
     if tuple(c.cards) != dealt:
-        raise Rejected(
+        raise Refusal(
             "bad_deal",
             "The cards on the table are not the seeded deal: shuffling the deck with the "
             f"combined seed gives {', '.join(x.text for x in dealt)}.",
@@ -345,9 +338,9 @@ def _choose(b: _Builder, c: cmd.ChooseCard) -> None:
     r = g.round
     assert r is not None
     if c.seat != r.conjurer:
-        raise Rejected("not_your_turn", f"{g.name(r.conjurer)} is choosing the category.")
+        raise Refusal("not_your_turn", f"{g.name(r.conjurer)} is choosing the category.")
     if c.card not in g.remaining_cards():
-        raise Rejected("bad_card", "That card is not on the table.")
+        raise Refusal("bad_card", "That card is not on the table.")
     b.emit(ev.CardChosen(round=r.number, seat=c.seat, card=c.card))
     if g.variant == "dark-magic":
         # D1: the conjurer commits to a summoning word at once.
@@ -370,10 +363,10 @@ def _spell(b: _Builder, c: cmd.WriteSpell) -> None:
     assert r is not None
     if c.seat != g.turn:
         who = g.name(g.turn) if g.turn is not None else "someone else"
-        raise Rejected("not_your_turn", f"It is {who}'s turn to write a spell word.")
+        raise Refusal("not_your_turn", f"It is {who}'s turn to write a spell word.")
     problem = validate_written(c.word)
     if problem:
-        raise Rejected("bad_word", problem)
+        raise Refusal("bad_word", problem)
     b.emit(ev.SpellWritten(round=r.number, seat=c.seat, word=c.word.strip()))
     _advance(b, c.now)
 
@@ -384,16 +377,16 @@ def _mark(b: _Builder, c: cmd.MarkBoards) -> None:
     r = g.round
     assert r is not None
     if c.seat != r.conjurer:
-        raise Rejected("not_your_turn", f"Only the conjurer, {g.name(r.conjurer)}, marks boards.")
+        raise Refusal("not_your_turn", f"Only the conjurer, {g.name(r.conjurer)}, marks boards.")
     boards = tuple(c.boards)
     if len(set(boards)) != len(boards):
-        raise Rejected("bad_marks", "Each board can hold only one crystal.")
+        raise Refusal("bad_marks", "Each board can hold only one crystal.")
     for s in boards:
         if s not in r.spells:
-            raise Rejected("bad_marks", f"Seat {s} has no spell word to mark.")
-    low, high = (0, 4) if g.variant == "dark-magic" else (2, 4)
+            raise Refusal("bad_marks", f"Seat {s} has no spell word to mark.")
+    low, high = crystal_range(g.variant)
     if not low <= len(boards) <= high:
-        raise Rejected("bad_marks", f"Mark {low} to {high} boards, not {len(boards)}.")
+        raise Refusal("bad_marks", f"Mark {low} to {high} boards, not {len(boards)}.")
     b.emit(ev.BoardsMarked(round=r.number, seat=c.seat, boards=tuple(sorted(boards))))
     b.emit(
         ev.PhaseStarted(round=r.number, phase="commit", deadline=_deadline(c.now, g.limits.commit))
@@ -404,20 +397,20 @@ def _mark(b: _Builder, c: cmd.MarkBoards) -> None:
 def _commit(b: _Builder, c: cmd.Commit) -> None:
     g = b.g
     if g.phase in ("reveal", "review") and c.seat in g.seats:
-        raise Rejected("commits_closed", "Every commitment is in; the summon is closed.")
+        raise Refusal("commits_closed", "Every commitment is in; the summon is closed.")
     _player_guard(g, c.seat, "commit", "dark-commit")
     r = g.round
     assert r is not None
     if g.phase == "dark-commit":
         if c.seat != r.conjurer:
-            raise Rejected("not_your_turn", "The conjurer is choosing their word.")
+            raise Refusal("not_your_turn", "The conjurer is choosing their word.")
     elif c.seat not in g.summoners():
-        raise Rejected("commits_closed", "You have already summoned this round.")
+        raise Refusal("commits_closed", "You have already summoned this round.")
     if not HEX64.match(c.commitment):
-        raise Rejected("bad_commitment", "A commitment is 64 lower-case hex digits.")
+        raise Refusal("bad_commitment", "A commitment is 64 lower-case hex digits.")
     for s, other in r.commits.items():
         if s != c.seat and other == c.commitment:
-            raise Rejected("copied_commitment", "That commitment belongs to another player.")
+            raise Refusal("copied_commitment", "That commitment belongs to another player.")
     b.emit(
         ev.Committed(
             round=r.number, seat=c.seat, commitment=c.commitment, replaced=c.seat in r.commits
@@ -432,19 +425,19 @@ def _commit(b: _Builder, c: cmd.Commit) -> None:
 def _reveal(b: _Builder, c: cmd.Reveal) -> None:
     g = b.g
     if g.phase in ("commit", "dark-commit", "spell", "mark") and c.seat in g.seats:
-        raise Rejected("reveal_too_early", "Reveals open once every commitment is in.")
+        raise Refusal("reveal_too_early", "Reveals open once every commitment is in.")
     _player_guard(g, c.seat, "reveal")
     r = g.round
     assert r is not None
     if c.seat not in r.commits:
-        raise Rejected("no_commitment", "You have no commitment to reveal this round.")
+        raise Refusal("no_commitment", "You have no commitment to reveal this round.")
     if c.seat in r.reveals:
-        raise Rejected("already_revealed", "You have already revealed your word.")
+        raise Refusal("already_revealed", "You have already revealed your word.")
     if not check_reveal(r.commits[c.seat], g.game_id, r.number, c.seat, c.nonce, c.word):
-        raise Rejected("reveal_mismatch", "That word and nonce do not match your commitment.")
+        raise Refusal("reveal_mismatch", "That word and nonce do not match your commitment.")
     problem = validate_written(c.word)
     if problem:
-        raise Rejected("bad_word", problem)
+        raise Refusal("bad_word", problem)
     b.emit(ev.Revealed(round=r.number, seat=c.seat, word=c.word, nonce=c.nonce))
     _advance(b, c.now)
 
@@ -453,10 +446,10 @@ def _review_target(g: Game, seat: int) -> str:
     r = g.round
     assert r is not None and r.published is not None
     if seat not in r.published:
-        raise Rejected("no_word", f"Seat {seat} has no summoning word this round.")
+        raise Refusal("no_word", f"Seat {seat} has no summoning word this round.")
     invalid, _ = current_checks(g)
     if seat in invalid:
-        raise Rejected("already_invalid", f"{g.name(seat)}'s word is already invalid.")
+        raise Refusal("already_invalid", f"{g.name(seat)}'s word is already invalid.")
     return r.published[seat]
 
 
@@ -464,7 +457,7 @@ def _proposal_cap(g: Game, seat: int) -> None:
     r = g.round
     assert r is not None
     if sum(1 for p in r.proposals if p.by == seat) >= MAX_PROPOSALS_PER_PLAYER:
-        raise Rejected("too_many_proposals", "You have made enough proposals this round.")
+        raise Refusal("too_many_proposals", "You have made enough proposals this round.")
 
 
 def _propose(
@@ -506,19 +499,19 @@ def _challenge(b: _Builder, c: cmd.Challenge) -> None:
     r = g.round
     assert r is not None
     if not is_rule(c.rule):
-        raise Rejected("bad_rule", f"Unknown rule {c.rule!r}; use one of {', '.join(RULE_TEXT)}.")
+        raise Refusal("bad_rule", f"Unknown rule {c.rule!r}; use one of {', '.join(RULE_TEXT)}.")
     word = _review_target(g, c.target)
     published = r.published
     assert published is not None  # _review_target has checked it
     if c.rule == "written-word" and g.variant == "dark-magic" and c.target == r.conjurer:
-        raise Rejected(
+        raise Refusal(
             "exempt",
             "The Dark Magic conjurer wrote their word before any spell word existed (D5).",
         )
     _proposal_cap(g, c.seat)
     for p in r.proposals:
         if p.kind == "challenge" and p.rule == c.rule and same_word(published[p.seats[0]], word):
-            raise Rejected("duplicate_proposal", "That word has already been challenged so.")
+            raise Refusal("duplicate_proposal", "That word has already been challenged so.")
     _propose(b, c.seat, "challenge", (c.target,), c.rule)
 
 
@@ -528,17 +521,17 @@ def _same(b: _Builder, c: cmd.ProposeSame) -> None:
     r = g.round
     assert r is not None and r.published is not None
     if c.a == c.b:
-        raise Rejected("bad_proposal", "Name two different players' words.")
+        raise Refusal("bad_proposal", "Name two different players' words.")
     wa = _review_target(g, c.a)
     wb = _review_target(g, c.b)
     if same_word(wa, wb):
-        raise Rejected("already_same", f"{wa!r} and {wb!r} are already the same word.")
+        raise Refusal("already_same", f"{wa!r} and {wb!r} are already the same word.")
     _proposal_cap(g, c.seat)
     for p in r.proposals:
         if p.kind == "same":
             x, y = (r.published[s] for s in p.seats)
             if (same_word(x, wa) and same_word(y, wb)) or (same_word(x, wb) and same_word(y, wa)):
-                raise Rejected("duplicate_proposal", "Those words are already proposed as one.")
+                raise Refusal("duplicate_proposal", "Those words are already proposed as one.")
     _propose(b, c.seat, "same", (c.a, c.b), None)
 
 
@@ -549,12 +542,12 @@ def _vote(b: _Builder, c: cmd.Vote) -> None:
     assert r is not None
     if not 0 <= c.proposal < len(r.proposals):
         # People number proposals from 1 (the feed, the client, conjure replay); the wire from 0.
-        raise Rejected("unknown_proposal", f"There is no proposal #{c.proposal + 1}.")
+        raise Refusal("unknown_proposal", f"There is no proposal #{c.proposal + 1}.")
     p = r.proposals[c.proposal]
     if not p.open:
-        raise Rejected("proposal_settled", "That proposal has already been settled.")
+        raise Refusal("proposal_settled", "That proposal has already been settled.")
     if c.seat not in p.voters:
-        raise Rejected("not_a_voter", "You wrote one of the words in question, so you do not vote.")
+        raise Refusal("not_a_voter", "You wrote one of the words in question, so you do not vote.")
     b.emit(
         ev.VoteCast(round=r.number, proposal=p.id, seat=c.seat, yes=c.yes, reason=c.reason[:200])
     )
@@ -567,7 +560,7 @@ def _done(b: _Builder, c: cmd.Done) -> None:
     r = g.round
     assert r is not None
     if c.seat in r.done:
-        raise Rejected("already_done", "You have already said you are done.")
+        raise Refusal("already_done", "You have already said you are done.")
     b.emit(ev.PlayerDone(round=r.number, seat=c.seat))
     _advance(b, c.now)
 
@@ -576,7 +569,7 @@ def _tick(b: _Builder, c: cmd.Tick) -> None:
     """A3: what happens when a phase's time runs out (``c.deadline``: the one the clock saw)."""
     g = b.g
     if c.deadline is not None and (c.deadline != g.deadline or c.now < c.deadline):
-        raise Rejected(
+        raise Refusal(
             "too_early",
             f"The clock acted at {c.now} on deadline {c.deadline}; the phase's deadline is "
             f"{g.deadline}.",
@@ -603,7 +596,7 @@ def _pause(b: _Builder, c: cmd.Pause) -> None:
     g = b.g
     _host_guard(g, c.seat)
     if g.paused:
-        raise Rejected("paused", "The game is already paused.")
+        raise Refusal("paused", "The game is already paused.")
     remaining = None if g.deadline is None else max(0.0, g.deadline - c.now)
     b.emit(ev.GamePaused(by=c.seat, remaining=remaining))
 
@@ -612,7 +605,7 @@ def _resume(b: _Builder, c: cmd.Resume) -> None:
     g = b.g
     _host_guard(g, c.seat)
     if not g.paused:
-        raise Rejected("not_paused", "The game is not paused.")
+        raise Refusal("not_paused", "The game is not paused.")
     remaining = g.paused_remaining
     b.emit(ev.GameResumed(by=c.seat, deadline=None if remaining is None else c.now + remaining))
 
@@ -635,7 +628,7 @@ def _after_absence(b: _Builder, seat: int, now: float) -> None:
 def _not_paused(g: Game) -> None:
     """A5: nothing happens while paused, so the clock cannot be started behind the pause."""
     if g.paused:
-        raise Rejected("paused", "The game is paused; resume it first.")
+        raise Refusal("paused", "The game is paused; resume it first.")
 
 
 def _skip(b: _Builder, c: cmd.Skip) -> None:
@@ -646,7 +639,7 @@ def _skip(b: _Builder, c: cmd.Skip) -> None:
     r = g.round
     assert r is not None
     if c.target in r.skipped:
-        raise Rejected("already_skipped", f"{g.name(c.target)} is already skipped this round.")
+        raise Refusal("already_skipped", f"{g.name(c.target)} is already skipped this round.")
     b.emit(
         ev.PlayerSkipped(round=r.number, seat=c.target, by=c.seat, dropped=_drops(g, c.target))
     )
@@ -659,7 +652,7 @@ def _kick(b: _Builder, c: cmd.Kick) -> None:
     _not_paused(g)
     _seat_guard(g, c.target)
     if c.target == c.seat:
-        raise Rejected("cannot_kick_self", "The host cannot remove themselves.")
+        raise Refusal("cannot_kick_self", "The host cannot remove themselves.")
     b.emit(ev.PlayerKicked(seat=c.target, by=c.seat, dropped=_drops(g, c.target)))
     _after_absence(b, c.target, c.now)
 
@@ -682,7 +675,7 @@ def _presence(b: _Builder, c: cmd.Presence) -> None:
     g = b.g
     _seat_guard(g, c.seat)
     if g.over:
-        raise Rejected("game_over", "The game is over.")
+        raise Refusal("game_over", "The game is over.")
     b.emit(ev.PresenceChanged(seat=c.seat, connected=c.connected))
 
 
@@ -690,7 +683,7 @@ def _pass_host(b: _Builder, c: cmd.PassHost) -> None:
     g = b.g
     _seat_guard(g, c.to)
     if c.to == g.host:
-        raise Rejected("already_host", f"{g.name(c.to)} is already the host.")
+        raise Refusal("already_host", f"{g.name(c.to)} is already the host.")
     b.emit(ev.HostChanged(seat=c.to, reason=c.reason))
 
 
@@ -701,7 +694,7 @@ def _abandon(b: _Builder, c: cmd.Abandon) -> None:
     """
     g = b.g
     if g.over:
-        raise Rejected("game_over", "The game is over.")
+        raise Refusal("game_over", "The game is over.")
     r = g.round
     assert r is not None
     b.emit(

@@ -23,9 +23,10 @@ from collections.abc import Iterator, Sequence
 
 from protocol import events as ev
 from protocol.commitment import HEX64
+from protocol.counts import MAX_PLAYERS, MIN_PLAYERS
 from protocol.events import AUDITABLE_RULES, COLOURS, RULE_TEXT, RULES_VERSION
 from protocol.words import validate_written
-from server.rules.decide import MAX_PLAYERS, MAX_PROPOSALS_PER_PLAYER, MIN_PLAYERS
+from server.rules.decide import MAX_PROPOSALS_PER_PLAYER
 from server.rules.evolve import evolve
 from server.rules.state import Game, Round
 
