@@ -13,7 +13,7 @@ import re
 from client.prompts import Prompts, quoted
 from client.setupform import SetupForm
 from client.statefile import ENV_LOCAL_BOTS, ENV_LOCAL_SERVER
-from client.tablestate import RULES, stars
+from client.tablestate import RULES
 from client.textfit import shorten
 from protocol.commitment import commitment, new_nonce
 from protocol.counts import MAX_CRYSTALS
@@ -43,6 +43,7 @@ from protocol.messages import (
     reason_problem,
 )
 from protocol.names import name_problem
+from protocol.wording import stars
 from protocol.words import contains_written, hidden_inside, same_word, validate_written
 
 #: Keys that work on any screen: scrolling and the cards.

@@ -244,14 +244,12 @@ class LastGame:
         return Path(self.replays) / f"{self.game_id}.jsonl"
 
     def question(self) -> str:
+        from protocol.wording import names_list
+
         where = f"round {self.round} of {self.rounds}" if self.rounds else "started"
         others = [p for p in self.players if p != self.name]
-        people = f", with {_names(others)}" if others else ""
+        people = f", with {names_list(others)}" if others else ""
         return f"Your game in room {self.room} is unfinished ({where}{people}). Resume it? [Y/n] "
-
-
-def _names(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def last_game_path(store: StateDir) -> Path:

@@ -8,8 +8,9 @@ line's text belongs to one question only (see ``Session.settle_input``).
 
 from __future__ import annotations
 
-from client.tablestate import TableState, _cap, names_list
+from client.tablestate import TableState, _cap
 from client.textfit import cells, shorten
+from protocol.wording import names_list
 from protocol.words import same_word
 
 #: A word or a name quoted inside a prompt is shortened to this many cells.

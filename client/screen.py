@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.styles import Style
 
-from client.session import Session, names_list, settings_lines, stars
+from client.session import Session, settings_lines
 from client.statefile import ENV_SHARE_URL
 from client.textfit import cells, pad, shorten, wrap, wrap_items
 from client.texts import (
@@ -36,6 +36,7 @@ from client.texts import (
 )
 from protocol.events import CASE_TEXT, RULE_TEXT
 from protocol.messages import PlayerView, ProposalView, ResultView, View
+from protocol.wording import names_list, stars
 
 PHASE_NAMES = {
     "lobby": "lobby",

@@ -39,8 +39,6 @@ from client.tablestate import (
     JoinField,
     Overlay,
     StatusKind,
-    names_list,
-    stars,
 )
 from client.textfit import first_fitting, shorten
 from client.texts import HELP_TEXT
@@ -77,11 +75,9 @@ __all__ = [
     "StatusKind",
     "limits_text",
     "name_problem",
-    "names_list",
     "parse_card",
     "parse_limits",
     "settings_lines",
-    "stars",
 ]
 
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from client.tablestate import stars
 from protocol.deck import Card, DeckError, card_text_problem, clean_card_text, load_deck
 from protocol.house import HOUSE_RULES
 from protocol.messages import InLimits, RoomSettings
+from protocol.wording import stars
 
 PHASES = ("choose", "spell", "mark", "commit", "reveal", "review")
 LIMIT_DEFAULTS = InLimits()

@@ -27,21 +27,8 @@ RULES: tuple[Rule, ...] = tuple(r for r in RULE_TEXT if is_rule(r))  # every key
 StatusKind = Literal["info", "warn", "error"]
 
 
-def names_list(names: list[str]) -> str:
-    """'Ann', 'Ann and Bob', 'Ann, Bob and Cat'."""
-    if not names:
-        return ""
-    if len(names) == 1:
-        return names[0]
-    return ", ".join(names[:-1]) + " and " + names[-1]
-
-
 def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
-
-
-def stars(n: int) -> str:
-    return "★" * n
 
 
 @dataclass

@@ -30,6 +30,7 @@ from protocol.events import RULE_TEXT
 from protocol.house import canonical
 from protocol.statedir import default_state_dir
 from protocol.text import escape_unshown
+from protocol.wording import counted, signed, stars
 from server.audit_verify import (
     Audit,
     Receipt,
@@ -49,7 +50,7 @@ from server.house import (
     house_title,
     house_totals_lines,
 )
-from server.rules.explain import explain_round, result_json, signed, stars
+from server.rules.explain import explain_round, result_json
 
 __all__ = ["add_arguments", "audit", "render_json", "render_text", "run"]
 
@@ -366,10 +367,6 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
     return ["Timeline:", *(f"  {x}" for x in out)] if out else []
 
 
-def _n(k: int, noun: str) -> str:
-    return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
-
-
 def _points(a: Audit, points: dict[int, int]) -> str:
     return ", ".join(f"{a.name(s)} {signed(p)}" for s, p in points.items()) or "no points"
 
@@ -522,7 +519,7 @@ def _check_lines(a: Audit) -> list[str]:
         if a.start.rules_version >= 2 and "rules" not in k:
             line(
                 True,
-                f"every move{part}: {_n(a.redecided, 'recorded command')} decided again by the "
+                f"every move{part}: {counted(a.redecided, 'recorded command')} decided again by the "
                 "rules engine, each giving exactly the events logged",
             )
             d = a.start.deal
@@ -540,7 +537,7 @@ def _check_lines(a: Audit) -> list[str]:
         if "reveals" not in k:
             line(
                 True,
-                f"commit-then-reveal{part}: {_n(a.reveals_checked, 'reveal')}, each opens its commitment "
+                f"commit-then-reveal{part}: {counted(a.reveals_checked, 'reveal')}, each opens its commitment "
                 "and came after the summon closed; the published words are the revealed ones",
             )
         scored = [r for r in a.rounds if r.recorded is not None and r.void_reason is None]
@@ -548,7 +545,7 @@ def _check_lines(a: Audit) -> list[str]:
         if "scores" not in k and "replay" not in k:
             line(
                 True,
-                f"scores{part}: {_n(len(scored), 'scored round')} recomputed with rules version "
+                f"scores{part}: {counted(len(scored), 'scored round')} recomputed with rules version "
                 f"{a.start.rules_version} agree with the log, case and every player's points"
                 + (f"; {len(void)} void" if void else ""),
             )

@@ -38,6 +38,7 @@ from protocol import events as ev
 from protocol.commitment import check_reveal
 from protocol.events import RULES_VERSION
 from protocol.statedir import RECEIPTS_DIR, receipt_file_name
+from protocol.wording import signed
 from protocol.words import word_fingerprint
 from server.logstore import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
 from server.redecide import redecide
@@ -434,7 +435,7 @@ def _check_receipts(audit: Audit) -> None:
 
 
 def _names(a: Audit, points: dict[int, int]) -> str:
-    return ", ".join(f"{a.name(s)} {p:+d}" if p else f"{a.name(s)} 0" for s, p in points.items())
+    return ", ".join(f"{a.name(s)} {signed(p)}" for s, p in points.items())
 
 
 class _Replay:

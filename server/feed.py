@@ -11,24 +11,12 @@ from collections.abc import Callable, Sequence
 
 from protocol import events as ev
 from protocol.events import CASE_TEXT, RULE_TEXT
+from protocol.wording import counted, names_list, signed
 from server.rules.state import Game
 
 
-def _stars(n: int) -> str:
-    return f"{n} star" + ("" if n == 1 else "s")
-
-
 def _names(g: Game, seats: Sequence[int]) -> str:
-    names = [g.name(s) for s in seats]
-    if not names:
-        return "nobody"
-    if len(names) == 1:
-        return names[0]
-    return ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _signed(n: int) -> str:
-    return f"+{n}" if n > 0 else str(n)
+    return names_list([g.name(s) for s in seats], empty="nobody")
 
 
 def duration(seconds: float) -> str:
@@ -93,7 +81,7 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
             return "Review the words: challenge one, propose two as the same, or say done."
         case ev.CardChosen(seat=s, card=c):
             card = g.cards[c]
-            return f"{name(s)} chose the category {card.text!r} ({_stars(card.stars)})."
+            return f"{name(s)} chose the category {card.text!r} ({counted(card.stars, 'star')})."
         case ev.SpellWritten(seat=s, word=w):
             return f"{name(s)} wrote the spell word {w!r}."
         case ev.TurnPassed(seat=s, reason=why):
@@ -134,7 +122,7 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
         case ev.PlayerDone(seat=s):
             return f"{name(s)} is done reviewing."
         case ev.RoundScored(round=n, case=case, points=points):
-            pts = ", ".join(f"{name(s)} {_signed(p)}" for s, p in sorted(points.items()) if p)
+            pts = ", ".join(f"{name(s)} {signed(p)}" for s, p in sorted(points.items()) if p)
             return f"Round {n} scored: {CASE_TEXT.get(case, case)}." + (f" {pts}." if pts else "")
         case ev.RoundVoided(round=n, reason=why):
             return f"Round {n} is void: {why}."

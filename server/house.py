@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from protocol.house import HOUSE_RULES, UnknownHouseRule, canonical, parse_house_rules
-from server.rules.explain import result_json, signed
+from protocol.wording import signed
+from server.rules.explain import result_json
 from server.rules.scoring import P, RoundResult, RoundSheet, score_round
 
 if TYPE_CHECKING:  # `conjure score` needs none of the audit machinery

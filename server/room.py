@@ -38,7 +38,7 @@ from protocol.structs import struct_tag
 from protocol.words import word_fingerprint
 from server import feed, results
 from server.config import ServerConfig
-from server.connection import CLOSE_GOING_AWAY, Connection, encode
+from server.connection import CLOSE_GOING_AWAY, encode
 from server.lobby import (
     Lobby,
     PasswordHash,
@@ -53,10 +53,8 @@ from server.logstore import (
     LogError,
     LogFailure,
     LogRecord,
-    LogWriter,
-    open_writer,
-    reopen_after_failure,
 )
+from server.roomio import GameLog, LogStore, Viewer
 from server.rules import commands as cmd
 from server.rules.decide import decide_and_fold
 from server.rules.state import Game
@@ -85,7 +83,7 @@ class Dealing:
     commitment: str
     deadline: float
     waiting: set[int]  #: connected seats whose share has not come yet
-    host: Connection
+    host: Viewer
     deck: tuple[Card, ...]
     contributions: dict[int, str] = field(default_factory=dict)
 
@@ -94,7 +92,7 @@ class Dealing:
 class Request:
     """A decoded client message for this room; ``done`` is set once it has been handled."""
 
-    conn: Connection
+    conn: Viewer
     msg: m.ClientMsg
     done: trio.Event = field(default_factory=trio.Event)
 
@@ -103,7 +101,7 @@ class Request:
 class Detached:
     """A connection of this room has gone (closed, dropped or timed out)."""
 
-    conn: Connection
+    conn: Viewer
 
 
 @dataclass
@@ -157,10 +155,11 @@ class Room:
         config: ServerConfig,
         on_closed: Callable[[Room], None],
         *,
+        store: LogStore,
         lobby: Lobby | None = None,
         password: PasswordHash | None = None,
         game: Game | None = None,
-        writer: LogWriter | None = None,
+        writer: GameLog | None = None,
         receipt: Receipt | None = None,
         results_: list[ResultView] | None = None,
         creator: str | None = None,
@@ -172,6 +171,8 @@ class Room:
         self.end_reason = ""
         self.config = config
         self._on_closed = on_closed
+        #: Where this room's game log is kept (the server's: ``roomio.DiskLogStore``).
+        self.store = store
         self.lobby = lobby if lobby is not None or game is not None else Lobby()
         self.password = password
         self.game = game
@@ -183,8 +184,8 @@ class Room:
         else:
             assert game is not None  # no lobby: the room was resumed from its log
             self.settings = settings_of(game, config.limit_scale)
-        self.conns: dict[str, Connection] = {}  # player id -> its live connection
-        self.watchers: set[Connection] = set()
+        self.conns: dict[str, Viewer] = {}  # player id -> its live connection
+        self.watchers: set[Viewer] = set()
         now = config.clock()
         #: player id -> when their connection went (everyone is away in a room loaded from a log)
         self.away_since: dict[str, float] = {}
@@ -460,7 +461,7 @@ class Room:
             assert i is not None
             await self._execute(cmd.PassHost(now=self.config.clock(), to=i, reason=reason))
 
-    def _attach(self, conn: Connection, player_id: str) -> None:
+    def _attach(self, conn: Viewer, player_id: str) -> None:
         """Bind ``conn`` to a seat; an older connection for the seat is replaced."""
         old = self.conns.get(player_id)
         if old is not None and old is not conn:
@@ -474,7 +475,7 @@ class Room:
         self.away_since.pop(player_id, None)
         self._note_presence(player_id, True)
 
-    def _detach(self, conn: Connection) -> None:
+    def _detach(self, conn: Viewer) -> None:
         conn.room = None
         if conn.spectator:
             self.watchers.discard(conn)
@@ -508,7 +509,7 @@ class Room:
             except Refusal:  # kicked since, or the log failed (the room is on hold then)
                 continue
 
-    def _on_detached(self, conn: Connection) -> None:
+    def _on_detached(self, conn: Viewer) -> None:
         if conn.room is not self:
             return
         pid = conn.player_id
@@ -523,7 +524,7 @@ class Room:
         else:
             self._viewers_changed()
 
-    def _member(self, conn: Connection) -> str:
+    def _member(self, conn: Viewer) -> str:
         """The player id acting through ``conn``, or a Refusal."""
         if conn.room is not self:
             raise Refusal("not_in_room", "Join a room first.")
@@ -533,7 +534,7 @@ class Room:
 
     # ------------------------------------------------------------------ requests
 
-    async def _on_request(self, conn: Connection, msg: m.ClientMsg) -> None:
+    async def _on_request(self, conn: Viewer, msg: m.ClientMsg) -> None:
         if not conn.open:  # it went while the request waited: nobody to act for or answer
             return
         if self._dealing is not None and isinstance(msg, _LOBBY_CHANGES):
@@ -574,7 +575,7 @@ class Room:
             raise Refusal("already_started", "The game has already started.")
         return self.lobby
 
-    def _create(self, conn: Connection, msg: m.CreateRoom) -> None:
+    def _create(self, conn: Viewer, msg: m.CreateRoom) -> None:
         lobby = self._lobby_only()
         lobby.settings = clean_settings(msg.settings)
         self.settings = lobby.settings
@@ -585,11 +586,11 @@ class Room:
         conn.send(m.Seated(room=self.code, seat=0, player_id=seat.id, token=token))
         self._broadcast([f"{seat.name} created room {self.code}."])
 
-    def _not_member(self, conn: Connection) -> None:
+    def _not_member(self, conn: Viewer) -> None:
         if conn.room is self:
             raise Refusal("already_in_room", f"You are already in room {self.code}.")
 
-    def _join(self, conn: Connection, msg: m.JoinRoom) -> None:
+    def _join(self, conn: Viewer, msg: m.JoinRoom) -> None:
         self._not_member(conn)
         if self.lobby is None:
             raise Refusal(
@@ -604,7 +605,7 @@ class Room:
         conn.send(m.Seated(room=self.code, seat=i, player_id=seat.id, token=token))
         self._broadcast([f"{seat.name} joined."])
 
-    def _resume(self, conn: Connection, msg: m.ResumeSeat) -> None:
+    def _resume(self, conn: Viewer, msg: m.ResumeSeat) -> None:
         pid: str | None = None
         if self.lobby is not None:
             found = self.lobby.by_token(msg.token)
@@ -626,7 +627,7 @@ class Room:
         conn.send(m.Seated(room=self.code, seat=i, player_id=pid, token=msg.token))
         self._broadcast([f"{self._name(pid)} is back."])
 
-    def _watch(self, conn: Connection, msg: m.Watch) -> None:
+    def _watch(self, conn: Viewer, msg: m.Watch) -> None:
         self._not_member(conn)
         if not self.settings.spectators:
             raise Refusal("no_spectators", "This room does not allow spectators.")
@@ -653,7 +654,7 @@ class Room:
         """The host's setting, within the server's ceiling."""
         return min(self.settings.max_spectators, self.config.max_spectators)
 
-    async def _leave(self, conn: Connection) -> None:
+    async def _leave(self, conn: Viewer) -> None:
         if conn.room is not self:
             raise Refusal("not_in_room", "You are not in a room.")
         if conn.spectator:
@@ -678,7 +679,7 @@ class Room:
         if pid == self._host_id():
             await self._pass_host("the host left")
 
-    def _change_settings(self, conn: Connection, msg: m.ChangeSettings) -> None:
+    def _change_settings(self, conn: Viewer, msg: m.ChangeSettings) -> None:
         pid = self._member(conn)
         lobby = self._lobby_only()
         before = lobby.settings
@@ -693,7 +694,7 @@ class Room:
                 w.close("this room no longer allows spectators")
         self._broadcast([f"{self._name(pid)} changed the settings."])
 
-    def _lobby_kick(self, conn: Connection, seat: int) -> None:
+    def _lobby_kick(self, conn: Viewer, seat: int) -> None:
         pid = self._member(conn)
         assert self.lobby is not None
         gone = self.lobby.kick(pid, seat)
@@ -707,7 +708,7 @@ class Room:
 
     # ------------------------------------------------------------------ the game
 
-    async def _start(self, conn: Connection) -> None:
+    async def _start(self, conn: Viewer) -> None:
         """The host starts: the deal opens (protocol.deal); the game starts once it is dealt."""
         pid = self._member(conn)
         lobby = self._lobby_only()
@@ -739,7 +740,7 @@ class Room:
         if not waiting:
             await self._finish_deal()
 
-    def _contribute(self, conn: Connection, seed: str) -> bool:
+    def _contribute(self, conn: Viewer, seed: str) -> bool:
         """A seat's share of the shuffle; True once every awaited seat has given one."""
         pid = self._member(conn)
         d = self._dealing
@@ -798,11 +799,10 @@ class Room:
         if isinstance(decided, Refusal):
             raise decided
         events, state = decided
-        path = self.config.replays / f"{game_id}.jsonl"
         try:
-            writer = await open_writer(path)
+            writer = await self.store.create(game_id)
         except (OSError, LogError) as exc:
-            log.error("room %s: cannot create the game log %s: %s", self.code, path, exc)
+            log.error("room %s: cannot create the log of game %s: %s", self.code, game_id, exc)
             raise Refusal(
                 "log_unavailable",
                 f"The server cannot create the game log ({exc}); try again later.",
@@ -812,10 +812,12 @@ class Room:
             records = await self._append(events, start)
         except LogFailure as exc:
             # Not one record is durable: leave no log behind, and the lobby as it was.
-            log.error("room %s: cannot write the first record of %s: %s", self.code, path, exc)
+            log.error(
+                "room %s: cannot write the first record of %s: %s", self.code, writer.path, exc
+            )
             self.writer = None
             with contextlib.suppress(OSError, LogError):
-                await trio.to_thread.run_sync(writer.discard)
+                await self.store.discard(writer)
             raise Refusal(
                 "log_unavailable",
                 "The server could not write the game log (is its disk full?), so the game did "
@@ -825,7 +827,7 @@ class Room:
         log.info("room %s: game %s started (%d players)", self.code, game_id, len(players))
         self._apply(events, records, state)
 
-    async def _game_command(self, conn: Connection, msg: m.ClientMsg) -> None:
+    async def _game_command(self, conn: Viewer, msg: m.ClientMsg) -> None:
         pid = self._member(conn)
         if self.game is None:
             raise Refusal("not_started", "The game has not started yet.")
@@ -896,9 +898,7 @@ class Room:
         assert old is not None
         old.close()  # it holds the log's lock; its last durable record is all that counts
         try:
-            records, writer = await trio.to_thread.run_sync(
-                reopen_after_failure, old.path, old.last_seq
-            )
+            records, writer = await self.store.reopen(old)
         except (OSError, LogError) as exc:
             self.stalled_retry = self.config.clock() + self.config.log_retry
             log.debug("room %s: the game log still cannot be reopened: %s", self.code, exc)

@@ -39,6 +39,7 @@ from server.lobby import new_room_code
 from server.netinfo import url_host
 from server.recovery import LoadReport, load_replays
 from server.room import Detached, Request, Room, Stop, msg_tag
+from server.roomio import DiskLogStore
 
 SERVER_NAME = "conjure-server/0.1"
 SHUTDOWN_BYE = "the server is shutting down; reconnect with your token when it is back"
@@ -57,6 +58,8 @@ class GameServer:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
+        #: Where every room keeps its game's log.
+        self.store = DiskLogStore(config.replays)
         self.rooms: dict[str, Room] = {}
         self.connections: set[Connection] = set()
         self.port: int = 0
@@ -164,6 +167,7 @@ class GameServer:
             code,
             self.config,
             self._room_closed,
+            store=self.store,
             game=resumed.game,
             writer=resumed.writer,
             receipt=resumed.receipt,
@@ -183,7 +187,7 @@ class GameServer:
             )
         self.book.check_create_room(conn.remote)
         code = new_room_code(self.rooms)
-        room = Room(code, self.config, self._room_closed, creator=conn.remote)
+        room = Room(code, self.config, self._room_closed, store=self.store, creator=conn.remote)
         self.book.room_created(conn.remote)
         self.rooms[code] = room
         assert self._rooms_nursery is not None

@@ -32,6 +32,7 @@ def vocabulary() -> frozenset[str]:
     words: set[str] = set()
     files = [*ROOT.glob("client/**/*.py"), *ROOT.glob("server/**/*.py")]
     files += [*ROOT.glob("protocol/**/*.py"), *ROOT.glob("protocol/data/*.toml")]
+    files += ROOT.glob("client/bots/data/*.toml")  # the bots' category table
     files.append(ROOT / "docs" / "RULES.md")
     for path in files:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from protocol.wording import signed
 from server.rules.scoring import P, RoundResult, RoundSheet
 
 CASE_TEXT = {
@@ -12,14 +13,6 @@ CASE_TEXT = {
     "missed-conjurer": "players matched each other but nobody matched the conjurer (P3)",
     "failed": "no two players matched (P4)",
 }
-
-
-def stars(n: int) -> str:
-    return "★" * n
-
-
-def signed(n: int) -> str:
-    return f"+{n}" if n > 0 else str(n)
 
 
 def explain_round(sheet: RoundSheet[Any], result: RoundResult[Any]) -> list[str]:

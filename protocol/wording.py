@@ -1,0 +1,32 @@
+"""Small pieces of wording both sides print: stars, signed points, counted nouns, lists of names.
+
+Stated once here so that the server's feed, its audit and the client's screens word them alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def stars(n: int) -> str:
+    """A category's stars as glyphs: ``★★★``."""
+    return "★" * n
+
+
+def signed(n: int) -> str:
+    """Points with their sign: ``+2``, ``-1``, and a plain ``0`` (no ``+0``)."""
+    return f"+{n}" if n > 0 else str(n)
+
+
+def counted(k: int, noun: str) -> str:
+    """``1 star``, ``3 stars``: a count with its noun, plural by adding ``s``."""
+    return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
+
+
+def names_list(names: Sequence[str], empty: str = "") -> str:
+    """'Ann', 'Ann and Bob', 'Ann, Bob and Cat'; ``empty`` when there are none."""
+    if not names:
+        return empty
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " and " + names[-1]

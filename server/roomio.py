@@ -1,0 +1,108 @@
+"""What a room needs from outside it: a store for its game's log, and viewers to send to.
+
+A room is given both (as boardgame.io's master is given a storage and a transport), so its
+behaviour can be driven without sockets or a disk: the server passes :class:`DiskLogStore` and its
+``server.connection.Connection`` objects; a test can pass an in-memory store and fake viewers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import trio
+
+from protocol.messages import ServerMsg
+from server.logstore import LogRecord, open_writer, reopen_after_failure
+
+if TYPE_CHECKING:
+    from server.room import Room
+
+__all__ = ["DiskLogStore", "GameLog", "LogStore", "Viewer"]
+
+
+class GameLog(Protocol):
+    """One game's open log: appends are acknowledged only once durable (``LogWriter``).
+
+    ``append_many`` raises ``server.logstore.LogFailure`` when the store cannot take the batch;
+    the log is then broken until the store reopens it.
+    """
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def last_seq(self) -> int:
+        """Seq of the last durable record; -1 while none is."""
+        ...
+
+    async def append_many(
+        self,
+        items: Sequence[tuple[str, dict[str, Any]]],
+        ts: float,
+        *,
+        command: dict[str, Any] | None = None,
+    ) -> list[LogRecord]: ...
+
+    def close(self) -> None: ...
+
+    def discard(self) -> None:
+        """Close and remove a log with no durable record (may block: see ``LogStore.discard``)."""
+        ...
+
+
+class LogStore(Protocol):
+    """Where rooms keep their games' logs."""
+
+    async def create(self, game_id: str) -> GameLog:
+        """A new, empty log for a game (``OSError`` or ``LogError`` if it cannot be made)."""
+        ...
+
+    async def reopen(self, log: GameLog) -> tuple[list[LogRecord], GameLog]:
+        """After a failed append, with ``log`` closed: its durable records and a fresh log
+        continuing them (``OSError`` or ``LogError`` while that is not possible yet)."""
+        ...
+
+    async def discard(self, log: GameLog) -> None:
+        """Remove a log that never got a durable record (its game did not start)."""
+        ...
+
+
+class Viewer(Protocol):
+    """A player's or spectator's connection as a room sees it; the room sets the three fields."""
+
+    room: Room | None
+    player_id: str | None
+    spectator: bool
+
+    @property
+    def open(self) -> bool: ...
+
+    def send(self, msg: ServerMsg) -> None:
+        """Send (or queue) a message; never waits."""
+        ...
+
+    def send_text(self, text: str) -> None:
+        """Send (or queue) an encoded frame; never waits."""
+        ...
+
+    def close(self, reason: str, code: int = ...) -> None:
+        """Say goodbye with ``reason``, then close."""
+        ...
+
+
+class DiskLogStore:
+    """Logs as files ``<replays>/<game_id>.jsonl`` (``server.logstore``)."""
+
+    def __init__(self, replays: Path) -> None:
+        self.replays = replays
+
+    async def create(self, game_id: str) -> GameLog:
+        return await open_writer(self.replays / f"{game_id}.jsonl")
+
+    async def reopen(self, log: GameLog) -> tuple[list[LogRecord], GameLog]:
+        return await trio.to_thread.run_sync(reopen_after_failure, log.path, log.last_seq)
+
+    async def discard(self, log: GameLog) -> None:
+        await trio.to_thread.run_sync(log.discard)

@@ -1,0 +1,287 @@
+"""A room driven directly: an in-memory log store and fake viewers, no sockets and no disk.
+
+The room depends only on ``server.roomio``'s two sides (a ``LogStore``, ``Viewer`` connections),
+so its pipeline (decide -> append -> apply -> broadcast) can be watched step by step here: nobody
+hears of an action before the store has acknowledged it, and a store that fails holds the game
+until it can be written again.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from protocol import messages as m
+from protocol.deck import Card
+from protocol.messages import RoomSettings
+from server.config import ServerConfig
+from server.logstore import GENESIS, LogFailure, LogRecord, build_record
+from server.room import LOG_BACK, LOG_STALLED, Request, Room, Stop
+
+CARDS = [Card(text=f"Category {i}", stars=1 + i % 3) for i in range(12)]
+#: A bound on every wait, so a broken room fails the test instead of hanging it (not a timing check).
+PATIENCE = 10.0
+
+
+class FakeViewer:
+    """A connection as the room sees it (``server.roomio.Viewer``): it keeps what it was sent."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.room: Room | None = None
+        self.player_id: str | None = None
+        self.spectator = False
+        self.closed: str | None = None
+        self.received: list[m.ServerMsg] = []
+        self._news = trio.Event()
+
+    @property
+    def open(self) -> bool:
+        return self.closed is None
+
+    def send(self, msg: m.ServerMsg) -> None:
+        self.send_text(m.encoder.encode(msg).decode("utf-8"))
+
+    def send_text(self, text: str) -> None:
+        self.received.append(m.server_decoder.decode(text))
+        self._news.set()
+        self._news = trio.Event()
+
+    def close(self, reason: str, code: int = 1000) -> None:
+        self.closed = reason
+
+    def updates(self) -> list[m.Update]:
+        return [x for x in self.received if isinstance(x, m.Update)]
+
+    def heard(self, line: str) -> bool:
+        return any(line in f for u in self.updates() for f in u.feed)
+
+    async def wait_for(self, what: Callable[[], bool]) -> None:
+        with trio.fail_after(PATIENCE):
+            while not what():
+                await self._news.wait()
+
+
+@dataclass
+class MemoryLog:
+    """A game's log in memory (``server.roomio.GameLog``); appends can be held or made to fail."""
+
+    path: Path
+    records: list[LogRecord] = field(default_factory=list)
+    #: While set to an unset Event, an append waits for it before it acknowledges.
+    hold: trio.Event | None = None
+    #: Set when an append has the batch in hand (and is waiting for ``hold``, if any).
+    appending: trio.Event = field(default_factory=trio.Event)
+    fail: bool = False
+    closed: bool = False
+
+    @property
+    def last_seq(self) -> int:
+        return len(self.records) - 1
+
+    async def append_many(
+        self,
+        items: Sequence[tuple[str, dict[str, Any]]],
+        ts: float,
+        *,
+        command: dict[str, Any] | None = None,
+    ) -> list[LogRecord]:
+        assert not self.closed
+        if self.fail:
+            raise LogFailure(f"{self.path}: fsync failed: [Errno 28] No space left on device")
+        self.appending.set()
+        if self.hold is not None:
+            await self.hold.wait()
+        batch: list[LogRecord] = []
+        prev = self.records[-1].hash if self.records else GENESIS
+        for i, (type_, data) in enumerate(items):
+            record = build_record(
+                prev,
+                self.last_seq + 1 + i,
+                ts,
+                type_,
+                data,
+                batch=len(items) - 1 - i,
+                cmd=None if i else command,
+            )
+            batch.append(record)
+            prev = record.hash
+        self.records.extend(batch)
+        return batch
+
+    def close(self) -> None:
+        self.closed = True
+
+    def discard(self) -> None:
+        assert not self.records
+        self.closed = True
+
+
+@dataclass
+class MemoryStore:
+    """Logs by game id (``server.roomio.LogStore``); ``full`` makes reopening fail."""
+
+    logs: dict[str, MemoryLog] = field(default_factory=dict)
+    full: bool = False
+    reopen_tried: trio.Event = field(default_factory=trio.Event)
+
+    async def create(self, game_id: str) -> MemoryLog:
+        log = self.logs[game_id] = MemoryLog(Path("memory") / game_id)
+        return log
+
+    async def reopen(self, log: Any) -> tuple[list[LogRecord], MemoryLog]:
+        assert isinstance(log, MemoryLog) and log.closed  # the room closes the broken one first
+        self.reopen_tried.set()
+        if self.full:
+            raise OSError(28, "No space left on device")
+        fresh = MemoryLog(log.path, list(log.records))
+        self.logs[log.path.name] = fresh
+        return list(fresh.records), fresh
+
+    async def discard(self, log: Any) -> None:
+        log.discard()
+
+
+def config() -> ServerConfig:
+    # The replays directory is never touched: the store is in memory.
+    return ServerConfig(replays=Path("no-such-dir"), clock=trio.current_time, log_retry=0.05)
+
+
+async def ask(room: Room, viewer: FakeViewer, msg: m.ClientMsg) -> None:
+    """Hand the room one request and wait until it has been handled."""
+    request = Request(viewer, msg)
+    room.submit(request)
+    with trio.fail_after(PATIENCE):
+        await request.done.wait()
+
+
+def errors(viewer: FakeViewer) -> list[str]:
+    return [x.code for x in viewer.received if isinstance(x, m.Error)]
+
+
+@asynccontextmanager
+async def running_room(store: MemoryStore) -> AsyncIterator[Room]:
+    closed: list[Room] = []
+    async with trio.open_nursery() as nursery:
+        room = Room("ABCD", config(), closed.append, store=store)
+        nursery.start_soon(room.run)
+        yield room
+        room.submit(Stop("the test is over"))
+    assert closed == [room]
+
+
+async def seat_three(room: Room) -> list[FakeViewer]:
+    ann, bob, cy = FakeViewer("Ann"), FakeViewer("Bob"), FakeViewer("Cy")
+    await ask(
+        room,
+        ann,
+        m.CreateRoom(name="Ann", settings=RoomSettings(deck="custom", custom_cards=CARDS)),
+    )
+    for v in (bob, cy):
+        await ask(room, v, m.JoinRoom(room="ABCD", name=v.name))
+    return [ann, bob, cy]
+
+
+async def start(room: Room, store: MemoryStore, table: list[FakeViewer]) -> MemoryLog:
+    """The host starts, every seat gives its share, the game is dealt; returns its log."""
+    await ask(room, table[0], m.StartGame())
+    for v in table:
+        assert any(isinstance(x, m.DealOpen) for x in v.received)
+        await ask(room, v, m.DealSeed(seed=secrets.token_hex(32)))
+    assert room.game is not None
+    return store.logs[room.game.game_id]
+
+
+async def test_a_join_seats_the_player_and_everyone_sees_the_table():
+    store = MemoryStore()
+    async with running_room(store) as room:
+        ann, bob, cy = await seat_three(room)
+        seated = [x for x in cy.received if isinstance(x, m.Seated)]
+        assert [(s.room, s.seat) for s in seated] == [("ABCD", 2)]
+        assert cy.player_id == seated[0].player_id and cy.room is room
+        for v in (ann, bob, cy):
+            assert [p.name for p in v.updates()[-1].view.players] == ["Ann", "Bob", "Cy"]
+        assert ann.heard("Cy joined.")
+        assert not errors(ann) + errors(bob) + errors(cy)
+        assert store.logs == {}  # a lobby writes nothing
+
+
+async def test_a_start_deals_with_every_share_and_logs_the_deal_first():
+    store = MemoryStore()
+    async with running_room(store) as room:
+        table = await seat_three(room)
+        log = await start(room, store, table)
+        first = log.records[0]
+        assert first.type == "game_started" and first.seq == 0
+        assert sorted(first.data["deal"]["contributions"]) == ["0", "1", "2"]
+        assert first.cmd is not None  # the command that produced the batch, for an audit
+        for v in table:
+            update = v.updates()[-1]
+            assert update.view.round == 1
+            assert update.receipt is not None and update.receipt.hash == log.records[-1].hash
+        assert room.lobby is None
+
+
+async def test_a_command_reaches_every_viewer_only_once_the_store_acknowledged_it():
+    store = MemoryStore()
+    async with running_room(store) as room:
+        table = await seat_three(room)
+        log = await start(room, store, table)
+        watcher = FakeViewer("Wes")
+        await ask(room, watcher, m.Watch(room="ABCD"))
+        for v in table:  # the new spectator count reaches the players first (coalesced)
+            await v.wait_for(lambda v=v: v.updates()[-1].view.spectators == 1)
+        heard = [len(v.received) for v in table]
+        log.hold, log.appending = trio.Event(), trio.Event()
+        request = Request(table[0], m.ChooseCard(card=0))
+        room.submit(request)
+        with trio.fail_after(PATIENCE):
+            await log.appending.wait()  # the room has the batch at the store, not yet durable
+        assert [len(v.received) for v in table] == heard and not request.done.is_set()
+        seq = log.last_seq
+        log.hold.set()
+        with trio.fail_after(PATIENCE):
+            await request.done.wait()
+        assert log.last_seq > seq
+        for v in table:
+            update = v.updates()[-1]
+            assert update.view.phase == "spell"
+            assert update.receipt is not None and update.receipt.seq == log.last_seq
+        # Spectators' updates are coalesced, but they come, and with the same receipt.
+        await watcher.wait_for(
+            lambda: (u := watcher.updates()) != [] and u[-1].view.phase == "spell"
+        )
+
+
+async def test_a_failing_store_holds_the_game_and_it_goes_on_once_the_log_can_be_written():
+    store = MemoryStore(full=True)
+    async with running_room(store) as room:
+        table = await seat_three(room)
+        log = await start(room, store, table)
+        receipt = table[0].updates()[-1].receipt
+        log.fail = True
+        await ask(room, table[0], m.ChooseCard(card=0))
+        assert errors(table[0]) == ["log_unavailable"]
+        for v in table:  # everyone is told in words; nothing unacknowledged reached anyone
+            assert v.heard(LOG_STALLED) and v.open
+            assert v.updates()[-1].view.phase != "spell"
+        assert receipt is not None and log.last_seq == receipt.seq
+        with trio.fail_after(PATIENCE):
+            await store.reopen_tried.wait()  # the disk is still full: the game stays on hold
+        await ask(room, table[0], m.ChooseCard(card=0))
+        assert errors(table[0]) == ["log_unavailable"] * 2
+        assert not table[1].heard(LOG_BACK)
+        store.full = False
+        await table[1].wait_for(lambda: table[1].heard(LOG_BACK))
+        fresh = store.logs[log.path.name]
+        assert fresh is not log and fresh.records == log.records
+        await ask(room, table[0], m.ChooseCard(card=0))
+        assert errors(table[0]) == ["log_unavailable"] * 2
+        assert fresh.last_seq > log.last_seq
+        assert table[1].updates()[-1].view.phase == "spell"
