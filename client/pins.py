@@ -227,7 +227,8 @@ def _pinning_context() -> ssl.SSLContext:
     return ctx
 
 
-async def _handshake(host: str, port: int, ctx: ssl.SSLContext) -> trio.SSLStream:
+async def tls_handshake(host: str, port: int, ctx: ssl.SSLContext) -> trio.SSLStream:
+    """A TCP connection with the TLS handshake done (nothing else sent yet); closed on failure."""
     tcp = await trio.open_tcp_stream(host, port)
     tls = trio.SSLStream(tcp, ctx, server_hostname=host, https_compatible=True)
     try:
@@ -256,7 +257,7 @@ async def open_tls(host: str, port: int, trust: Trust) -> trio.SSLStream:
     known = await trio.to_thread.run_sync(trust.known.lookup, where)
     expected = trust.pin or (known.pin if known is not None else None)
     if expected is not None:
-        tls = await _handshake(host, port, _pinning_context())
+        tls = await tls_handshake(host, port, _pinning_context())
         try:
             now = _peer_fingerprint(tls)
             if not same_fingerprint(now, expected):
@@ -271,7 +272,7 @@ async def open_tls(host: str, port: int, trust: Trust) -> trio.SSLStream:
             raise
         return tls
     try:
-        tls = await _handshake(host, port, ssl.create_default_context())
+        tls = await tls_handshake(host, port, ssl.create_default_context())
     except trio.BrokenResourceError as exc:
         if not _unverifiable(exc):
             raise
@@ -280,7 +281,7 @@ async def open_tls(host: str, port: int, trust: Trust) -> trio.SSLStream:
             await trio.to_thread.run_sync(trust.known.remember, where, None)
         return tls
     # No authority vouches for it: trust on first use (unless one vouched for it before).
-    tls = await _handshake(host, port, _pinning_context())
+    tls = await tls_handshake(host, port, _pinning_context())
     try:
         now = _peer_fingerprint(tls)
         if known is not None:

@@ -133,7 +133,7 @@ class Prompts(TableState):
         if v is None or not self.joined:
             if not self.connected:
                 return "connecting… "
-            return f"joining room {self.room}… " if self.room else "creating the room… "
+            return f"joining room {self.room}, one moment… " if self.room else "creating the room… "
         if self.spectator or v.you is None:
             return "watching: " + self.waiting_text() + " "
         me = self.me

@@ -40,7 +40,7 @@ from trio_websocket import (
     wrap_client_stream,
 )
 
-from client.pins import CertificateRefused, Trust, open_tls, server_key
+from client.pins import CertificateRefused, Trust, open_tls, server_key, tls_handshake
 from protocol import messages as m
 from protocol.structs import struct_tag
 
@@ -300,14 +300,7 @@ async def open_stream(
         return await trio.open_tcp_stream(host, port)
     if ssl_context is None:
         return await open_tls(host, port, trust or Trust())
-    tcp = await trio.open_tcp_stream(host, port)
-    tls = trio.SSLStream(tcp, ssl_context, server_hostname=host, https_compatible=True)
-    try:
-        await tls.do_handshake()
-    except BaseException:
-        await trio.aclose_forcefully(tls)
-        raise
-    return tls
+    return await tls_handshake(host, port, ssl_context)
 
 
 async def wrap(

@@ -44,12 +44,10 @@ from server.logstore import (
     reopen_writer,
 )
 from server.recovery import NOT_A_LOG, load_replays
-from server.rules import Refusal, decide, fold
-from server.rules import commands as c
 from server.rules.legality import first_illegal
 from tests.auditlogs import RecordingTable, as_batches
-from tests.rulestable import DEFAULT_CARDS, players
-from tests.test_rules_properties import command_for
+from tests.rulestable import DEFAULT_CARDS
+from tests.test_redecide import random_game
 
 #: No clocks: a resumed test game waits for its players instead of timing out and writing.
 NO_CLOCK = Limits(choose=None, spell=None, mark=None, commit=None, reveal=None, review=None)
@@ -377,29 +375,7 @@ def test_legality_names_the_first_illegal_event() -> None:
 @given(data=st.data(), n=st.integers(3, 8), variant=st.sampled_from(["standard", "dark-magic"]))
 def test_whatever_the_engine_decides_is_legal(data: st.DataObject, n: int, variant: str) -> None:
     """No false alarm: every sequence the engine accepts passes, so no real game is refused."""
-    cards = tuple(Card(text=f"{t}{i}", stars=s) for i, (t, s) in enumerate(DEFAULT_CARDS * 2))
-    now = 1000.0
-    start = c.StartGame(
-        now=now,
-        game_id="g",
-        room="ABCD",
-        variant=variant,  # type: ignore[arg-type]
-        players=players(n),
-        host=0,
-        cards=cards[:n],
-        limits=Limits(),
-    )
-    log = decide(None, start)
-    assert not isinstance(log, Refusal)
-    state = fold(log)
-    for _ in range(data.draw(st.integers(10, 200), label="steps")):
-        if state.phase == "over":
-            break
-        now += 1.0
-        out = decide(state, command_for(data, state, now))
-        if not isinstance(out, Refusal):
-            state = fold(out, state)
-            log.extend(out)
+    log = [e for _, events, _ in random_game(data, n, variant) for e in events]
     assert first_illegal(log) is None
 
 
