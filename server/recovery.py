@@ -170,12 +170,14 @@ def _load_one(path: Path, report: LoadReport, say: Callable[[str], None]) -> Non
             f"an unfinished game of rules version {version}; this server plays version "
             f"{RULES_VERSION} and cannot go on with it (conjure replay still audits it)"
         )
-    illegal = first_illegal(events)  # the plainest sentence first: a seat, a phase, a length
-    if illegal is not None:
-        i, why = illegal
-        raise _Refuse(f"line {i + 1} is not legal under rules version {RULES_VERSION}: {why}")
     decided = redecide(records)  # the moves, not only the events, must be the rules'
     if decided.mismatch is not None:
+        # Fold the events a second time only for a refused log: for the plainest sentence
+        # (a seat, a phase, a length) where there is one.
+        illegal = first_illegal(events)
+        if illegal is not None:
+            i, why = illegal
+            raise _Refuse(f"line {i + 1} is not legal under rules version {RULES_VERSION}: {why}")
         raise _Refuse(f"it is not what the rules decide: {decided.mismatch.sentence()}")
     game = None if finished else decided.state
     found = results.extend_views(game, [])

@@ -71,10 +71,8 @@ def _batch(
 ) -> tuple[Game | None, Mismatch | None]:
     """The state after one batch, or where it differs from what the rules decide."""
     first = batch[0]
-    shown = _show(first.cmd)
-
     def fail(why: str, at: int = line) -> tuple[Game | None, Mismatch]:
-        return state, Mismatch(at, shown, why)
+        return state, Mismatch(at, _show(first.cmd), why)  # encoded only for a mismatch
 
     if first.cmd is None:
         return fail("no command is recorded for this batch, so no rule produced it")
