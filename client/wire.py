@@ -43,6 +43,7 @@ from trio_websocket import (
 from client.pins import CertificateRefused, Trust, open_tls, server_key, tls_handshake
 from protocol import messages as m
 from protocol.structs import struct_tag
+from protocol.wsclose import crossed_close
 
 #: Largest frame a client accepts (a full view of an 8-player game with a big custom deck).
 MAX_MESSAGE_SIZE = 2**22
@@ -341,6 +342,7 @@ async def open_websocket(
     with trio.fail_after(connect_timeout):
         stream = await open_stream(url, trust=trust, ssl_context=ssl_context, source=source)
     alone: BaseException | None = None
+    finished = False  # the caller's block ended by itself, not by an error
     try:
         async with trio.open_nursery() as nursery:
             with trio.fail_after(connect_timeout):
@@ -353,6 +355,7 @@ async def open_websocket(
                 )
             try:
                 yield ws
+                finished = True
             finally:
                 with trio.CancelScope(shield=True):
                     with trio.move_on_after(close_timeout):
@@ -363,6 +366,8 @@ async def open_websocket(
         alone = _single(group)
         if alone is None:
             raise
+        if finished and crossed_close(alone):
+            alone = None  # a ping crossed the Close we sent on leaving: that close is done
     finally:
         await trio.aclose_forcefully(stream)
     if alone is not None:

@@ -316,7 +316,9 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
                 boards = ", ".join(a.name(b) for b in e.boards) or "no board"
                 out.append(f"{at}  {a.name(e.seat)} placed the crystals: {boards}")
             case ev.Committed():
-                how = "replaced their summoning word" if e.replaced else "locked in a summoning word"
+                how = (
+                    "replaced their summoning word" if e.replaced else "locked in a summoning word"
+                )
                 out.append(f"{at}  {a.name(e.seat)} {how}")
             case ev.PhaseStarted(phase="reveal"):
                 out.append(f"{at}  the summon closed: every commitment in, reveals open")

@@ -18,6 +18,7 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection
 
 from protocol.messages import Bye, ServerMsg, encoder
+from protocol.wsclose import crossed_close
 from server import directsend
 
 if TYPE_CHECKING:
@@ -158,6 +159,10 @@ class Connection:
             except ConnectionClosed:
                 self.abort(CLOSE_GOING_AWAY, "connection lost")
                 return
+            except Exception as exc:
+                if not crossed_close(exc):
+                    raise
+                return  # our Close went first: the close under way ends the connection
 
     def mark_closed(self) -> None:
         """The handler is ending: from now on nothing is queued and no room may seat it."""

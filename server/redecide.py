@@ -71,6 +71,7 @@ def _batch(
 ) -> tuple[Game | None, Mismatch | None]:
     """The state after one batch, or where it differs from what the rules decide."""
     first = batch[0]
+
     def fail(why: str, at: int = line) -> tuple[Game | None, Mismatch]:
         return state, Mismatch(at, _show(first.cmd), why)  # encoded only for a mismatch
 

@@ -30,6 +30,7 @@ from trio_websocket import ConnectionClosed, Endpoint, WebSocketRequest, wrap_se
 from protocol import messages as m
 from protocol.errors import Refusal
 from protocol.messages import MAX_FRAME_BYTES, PROTOCOL_VERSION, client_decoder
+from protocol.wsclose import crossed_close
 from server import fdbudget
 from server.config import ServerConfig
 from server.connection import CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_TRY_LATER, Connection
@@ -345,12 +346,16 @@ class GameServer:
 
     def _report(self, exc: BaseException, conn: Connection | None) -> None:
         ordinary = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+
+        def expected(e: BaseException) -> bool:
+            return isinstance(e, ordinary) or crossed_close(e)
+
         if isinstance(exc, BaseExceptionGroup):
-            _, rest = exc.split(ordinary)
+            _, rest = exc.split(expected)
             if rest is None:
                 return
             exc = rest
-        elif isinstance(exc, ordinary):
+        elif expected(exc):
             return
         text = "".join(traceback.format_exception(exc))
         log.error("connection %r: unexpected error\n%s", conn, text)

@@ -10,6 +10,7 @@ time the attack actually took.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import resource
 import socket
@@ -113,6 +114,31 @@ async def test_resets_mid_frame_and_mid_handshake_do_not_end_the_server(start_se
         reset(stream)
     async with open_client(server.url, "Ann", source=HONEST) as ann:
         assert await ann.create(RoomSettings())
+
+
+async def test_a_ping_that_crosses_the_servers_close_is_no_error(start_server, caplog):
+    """The server closes (here: no hello in time) and the client's heartbeat ping crosses that
+    Close: the server's library then answers it in a state wsproto refuses. That is the
+    connection ending, so nothing is logged as an error."""
+    caplog.set_level(logging.WARNING, logger="conjure")
+    server = await start_server(hello_timeout=0.2)
+    stream = await raw_connect(server, ATTACKER)
+    await stream.send_all(HANDSHAKE)
+    data = await read_handshake_reply(stream)
+    with trio.fail_after(5):
+        while b"\x88" not in data.partition(b"\r\n\r\n")[2]:  # the server's Close frame
+            data += await stream.receive_some(4096)
+    mask = b"\x01\x02\x03\x04"
+    ping = bytes([0x89, 0x84]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(b"ping"))
+    close = bytes([0x88, 0x82]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(b"\x03\xe8"))
+    await stream.send_all(ping + close)
+    with trio.move_on_after(5):
+        while await stream.receive_some(4096):
+            pass
+    await stream.aclose()
+    await honest_game_starts(server)
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == []
 
 
 async def test_out_of_file_descriptors_at_accept_pauses_then_serves(start_server, caplog):

@@ -9,6 +9,7 @@ import gc
 import random
 import socket
 import warnings
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -303,3 +304,40 @@ async def test_a_close_the_server_starts_leaves_no_socket_open(server):
     assert await _leaks(server.url, bare=False) == []
     # The check can see a leak: trio-websocket's own client leaves its socket open here.
     assert await _leaks(server.url, bare=True), "the bare client was expected to leak"
+
+
+# ------------------------------------------------------------------ a ping crossing the close
+
+PING = b"\x89\x04ping"  # an unmasked server frame: FIN, opcode 9, four bytes of payload
+CLOSE_NORMAL_FRAME = b"\x88\x02\x03\xe8"  # FIN, opcode 8, status 1000
+
+
+async def _pinging_server(listeners: list, *, ping_first: bool) -> None:
+    """A WebSocket peer written with wsproto alone: it answers the client's Close with a ping
+    (a heartbeat that crossed it) before its own Close."""
+    from wsproto import ConnectionType, WSConnection
+    from wsproto.events import AcceptConnection, Request
+
+    stream = await listeners[0].accept()
+    async with stream:
+        conn = WSConnection(ConnectionType.SERVER)
+        while True:
+            conn.receive_data(await stream.receive_some(65536))
+            if any(isinstance(e, Request) for e in conn.events()):
+                break
+        await stream.send_all(conn.send(AcceptConnection()))
+        await stream.receive_some(65536)  # the client's Close
+        await stream.send_all((PING if ping_first else b"") + CLOSE_NORMAL_FRAME)
+        await trio.sleep(0.5)
+
+
+@pytest.mark.parametrize("ping_first", [True, False])
+async def test_a_ping_that_crosses_our_close_still_closes_cleanly(nursery, ping_first):
+    """trio-websocket answers a ping that arrives after our Close, which wsproto refuses; the
+    block we leave must end as quietly as without the ping."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    nursery.start_soon(partial(_pinging_server, listeners, ping_first=ping_first))
+    async with wire.open_websocket(f"ws://127.0.0.1:{port}/") as ws:
+        assert ws.closed is None
+    await listeners[0].aclose()

@@ -640,9 +640,7 @@ def _skip(b: _Builder, c: cmd.Skip) -> None:
     assert r is not None
     if c.target in r.skipped:
         raise Refusal("already_skipped", f"{g.name(c.target)} is already skipped this round.")
-    b.emit(
-        ev.PlayerSkipped(round=r.number, seat=c.target, by=c.seat, dropped=_drops(g, c.target))
-    )
+    b.emit(ev.PlayerSkipped(round=r.number, seat=c.target, by=c.seat, dropped=_drops(g, c.target)))
     _after_absence(b, c.target, c.now)
 
 
