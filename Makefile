@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 PYTHON  ?= python3
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup tools test lint play demo bench bench-abuse clean
+.PHONY: setup tools test typecheck lint play demo bench bench-abuse clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,15 +26,23 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: setup tools
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/lint-imports
-	$(VENV)/bin/basedpyright
+test: setup tools typecheck
 	$(VENV)/bin/pytest -q
+
+# The code installs as conjure.protocol, conjure.server and conjure.client (pyproject.toml's
+# package-dir). Python finds those through setuptools' editable finder; basedpyright and
+# import-linter cannot, so they read a tree of symlinks named as installed, rebuilt each run.
+TREE := build/conjure-tree
+typecheck: setup
+	$(VENV)/bin/ruff check .
+	@rm -rf $(TREE) && for f in $$(find protocol server client -name '*.py' -not -path '*/__pycache__/*'); do \
+	  mkdir -p $(TREE)/conjure/$$(dirname $$f) && ln -sr $$f $(TREE)/conjure/$$f; done
+	PYTHONPATH=$(TREE) $(VENV)/bin/lint-imports
+	$(VENV)/bin/basedpyright
 
 # make play ARGS='--new' (or --resume, --bots 5, --variant dark-magic ...): options of client.local
 play: setup
-	$(PY) -m client.local $(ARGS)
+	$(PY) -m conjure.client.local $(ARGS)
 
 demo: setup
 	$(VENV)/bin/conjure demo --watch
@@ -48,4 +56,4 @@ bench-abuse: setup
 	$(PY) bench/abuse.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache
+	rm -rf $(VENV) build .pytest_cache .hypothesis .ruff_cache

@@ -71,6 +71,9 @@ except ImportError:  # run with a python that lacks the project's packages: use 
         os.execv(str(VENV_PY), [str(VENV_PY), *sys.argv])
     raise
 
+from conjure.protocol.commitment import commitment  # noqa: E402
+from conjure.protocol.messages import MAX_FRAME_BYTES  # noqa: E402
+from conjure.server.config import ServerConfig  # noqa: E402
 from loadlib import procstat  # noqa: E402
 from loadlib.players import (  # noqa: E402
     SPELLS,
@@ -86,10 +89,6 @@ from loadlib.players import (  # noqa: E402
     LWelcome,
     conjure_need,
 )
-
-from protocol.commitment import commitment  # noqa: E402
-from protocol.messages import MAX_FRAME_BYTES  # noqa: E402
-from server.config import ServerConfig  # noqa: E402
 
 HOST = "127.0.0.1"
 HONEST = "127.0.0.2"
@@ -140,7 +139,7 @@ class Server:
         argv = [
             py,
             "-m",
-            "client.cli",
+            "conjure.client.cli",
             "serve",
             "--host",
             HOST,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from client.bots.brain import Brain, resolve, unsafe_summon
-from protocol.words import contains_written, same_word
+from conjure.client.bots.brain import Brain, resolve, unsafe_summon
+from conjure.protocol.words import contains_written, same_word
 
 ROUNDS = Path(__file__).resolve().parent / "rounds.toml"
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _members(category: str) -> list[str]:
-    from client.bots.brain import load_data
+    from conjure.client.bots.brain import load_data
 
     data = load_data()
     return [data.words[i] for i in resolve(category).members]

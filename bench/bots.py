@@ -36,14 +36,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from client.bots.brain import Brain, load_data  # noqa: E402
-from client.bots.player import passes_checks, safe_summon  # noqa: E402
-from protocol.commitment import commitment  # noqa: E402
-from protocol.deck import default_deck  # noqa: E402
-from protocol.events import COLOURS, Limits, PlayerInfo  # noqa: E402
-from protocol.words import same_word  # noqa: E402
-from server.rules import Refusal, decide, fold  # noqa: E402
-from server.rules import commands as c  # noqa: E402
+from conjure.client.bots.brain import Brain, load_data  # noqa: E402
+from conjure.client.bots.player import passes_checks, safe_summon  # noqa: E402
+from conjure.protocol.commitment import commitment  # noqa: E402
+from conjure.protocol.deck import default_deck  # noqa: E402
+from conjure.protocol.events import COLOURS, Limits, PlayerInfo  # noqa: E402
+from conjure.protocol.words import same_word  # noqa: E402
+from conjure.server.rules import Refusal, decide, fold  # noqa: E402
+from conjure.server.rules import commands as c  # noqa: E402
 
 CASES = ("conjured", "missed-conjurer", "everyone", "failed", "void")
 

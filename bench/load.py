@@ -96,7 +96,7 @@ class Server:
     def __init__(self, kind: str, replays: str, cmd: str | None = None) -> None:
         py = str(VENV_PY) if VENV_PY.exists() else sys.executable
         if kind == "conjure":
-            base = shlex.split(cmd) if cmd else [py, "-m", "client.cli", "serve"]
+            base = shlex.split(cmd) if cmd else [py, "-m", "conjure.client.cli", "serve"]
             argv = [*base, "--host", HOST, "--port", "0", "--replays", replays, *UNLIMITED]
         else:
             base = shlex.split(cmd) if cmd else [py, str(BASELINE)]

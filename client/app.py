@@ -30,6 +30,14 @@ from dataclasses import dataclass, field
 
 import msgspec
 import trio
+from conjure.client import screen
+from conjure.client.net import Connection
+from conjure.client.pins import KnownServers, Trust, pin_problem
+from conjure.client.session import Session, name_problem, parse_limits
+from conjure.client.statefile import ENV_LOCAL_SERVER, StateDir
+from conjure.protocol.deck import DeckError, load_deck
+from conjure.protocol.house import HOUSE_RULES, canonical
+from conjure.protocol.messages import ClientMsg, RoomSettings
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
@@ -42,15 +50,6 @@ from prompt_toolkit.layout.controls import BufferControl, UIContent, UIControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import BeforeInput, ConditionalProcessor, PasswordProcessor
 from prompt_toolkit.output import ColorDepth
-
-from client import screen
-from client.net import Connection
-from client.pins import KnownServers, Trust, pin_problem
-from client.session import Session, name_problem, parse_limits
-from client.statefile import ENV_LOCAL_SERVER, StateDir
-from protocol.deck import DeckError, load_deck
-from protocol.house import HOUSE_RULES, canonical
-from protocol.messages import ClientMsg, RoomSettings
 
 DEFAULT_URL = "ws://localhost:8765"
 

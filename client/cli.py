@@ -15,13 +15,16 @@ import sys
 from collections.abc import Sequence
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "serve": ("server.app", "run a game server (rooms, the event log, crash recovery)"),
-    "play": ("client.app", "join or create a room and play in the terminal"),
-    "watch": ("client.watch", "watch a room as a spectator"),
-    "bot": ("client.bots.runner", "seat computer players in a room, or ask a bot for guesses"),
-    "demo": ("client.demo", "a whole game among computer players on a local server"),
-    "replay": ("server.audit", "verify a saved game log and explain every point"),
-    "score": ("server.tabletop", "score tabletop round sheets (TOML) with the same engine"),
+    "serve": ("conjure.server.app", "run a game server (rooms, the event log, crash recovery)"),
+    "play": ("conjure.client.app", "join or create a room and play in the terminal"),
+    "watch": ("conjure.client.watch", "watch a room as a spectator"),
+    "bot": (
+        "conjure.client.bots.runner",
+        "seat computer players in a room, or ask a bot for guesses",
+    ),
+    "demo": ("conjure.client.demo", "a whole game among computer players on a local server"),
+    "replay": ("conjure.server.audit", "verify a saved game log and explain every point"),
+    "score": ("conjure.server.tabletop", "score tabletop round sheets (TOML) with the same engine"),
 }
 
 

@@ -29,10 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import trio
-
-from protocol import messages as m
-from protocol.counts import MAX_PLAYERS, MIN_PLAYERS
-from protocol.events import Variant
+from conjure.protocol import messages as m
+from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS
+from conjure.protocol.events import Variant
 
 CASES = ("everyone", "conjured", "missed-conjurer", "failed", "void")
 
@@ -98,8 +97,8 @@ async def bot_game(
 ) -> Game:
     """Seat ``players`` bots on the server at ``url`` (the first creates the room and starts the
     game once everyone, and ``wait_for_spectators`` spectators, are there); play to the end."""
-    from client.bots.brain import load_data
-    from client.bots.player import Bot, BotOptions, NamePool
+    from conjure.client.bots.brain import load_data
+    from conjure.client.bots.player import Bot, BotOptions, NamePool
 
     await trio.to_thread.run_sync(load_data)
     game = game or Game()
@@ -230,7 +229,7 @@ class Commentary:
 
 
 def _parse_delay(text: str | None, watch: bool) -> tuple[float, float]:
-    from client.bots.player import parse_delay
+    from conjure.client.bots.player import parse_delay
 
     if text is None:
         return (1.0, 2.0) if watch else (0.0, 0.0)
@@ -248,7 +247,7 @@ async def play_demo(
     challenge_rate: float = 0.1,
 ) -> Game:
     """The demo without a screen: server and bots in this Trio run, a line per round."""
-    from server.service import serve
+    from conjure.server.service import serve
 
     said: list[str] = []
     game = Game()
@@ -323,8 +322,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_watching(args: argparse.Namespace, delay: tuple[float, float], seed: int) -> Game:
     """Server and bots on a Trio loop in a thread; the spectator screen in the main thread."""
-    from client.app import ClientApp, Options
-    from server.service import serve
+    from conjure.client.app import ClientApp, Options
+    from conjure.server.service import serve
 
     box: dict[str, Any] = {}
     ready = threading.Event()

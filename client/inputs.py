@@ -10,15 +10,15 @@ import contextlib
 import os
 import re
 
-from client.prompts import Prompts, quoted
-from client.setupform import SetupForm
-from client.statefile import ENV_LOCAL_BOTS, ENV_LOCAL_SERVER
-from client.tablestate import RULES
-from client.textfit import shorten
-from protocol.commitment import commitment, new_nonce
-from protocol.counts import MAX_CRYSTALS
-from protocol.events import RULE_TEXT, Rule
-from protocol.messages import (
+from conjure.client.prompts import Prompts, quoted
+from conjure.client.setupform import SetupForm
+from conjure.client.statefile import ENV_LOCAL_BOTS, ENV_LOCAL_SERVER
+from conjure.client.tablestate import RULES
+from conjure.client.textfit import shorten
+from conjure.protocol.commitment import commitment, new_nonce
+from conjure.protocol.counts import MAX_CRYSTALS
+from conjure.protocol.events import RULE_TEXT, Rule
+from conjure.protocol.messages import (
     CastVote,
     ChallengeWord,
     ChangeSettings,
@@ -42,9 +42,9 @@ from protocol.messages import (
     chat_problem,
     reason_problem,
 )
-from protocol.names import name_problem
-from protocol.wording import stars
-from protocol.words import contains_written, hidden_inside, same_word, validate_written
+from conjure.protocol.names import name_problem
+from conjure.protocol.wording import stars
+from conjure.protocol.words import contains_written, hidden_inside, same_word, validate_written
 
 #: Keys that work on any screen: scrolling and the cards.
 PAGE_KEYS = ("pageup", "pagedown")

@@ -59,7 +59,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
-from client.statefile import (
+from conjure.client.statefile import (
     ENV_LOCAL_BOTS,
     ENV_LOCAL_SERVER,
     ENV_SHARE_URL,
@@ -68,7 +68,7 @@ from client.statefile import (
 )
 
 if TYPE_CHECKING:  # the protocol modules are imported where they are used (a quick start)
-    from protocol.events import Variant
+    from conjure.protocol.events import Variant
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -141,7 +141,7 @@ def local_url(port: int) -> str:
 
 
 def conjure_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "client.cli", *args]
+    return [sys.executable, "-m", "conjure.client.cli", *args]
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -244,7 +244,7 @@ class LastGame:
         return Path(self.replays) / f"{self.game_id}.jsonl"
 
     def question(self) -> str:
-        from protocol.wording import names_list
+        from conjure.protocol.wording import names_list
 
         where = f"round {self.round} of {self.rounds}" if self.rounds else "started"
         others = [p for p in self.players if p != self.name]
@@ -335,8 +335,7 @@ async def _until_seated(link, done: Callable[[Any], bool], proc, timeout: float)
     """Read updates until ``done(view)``; RuntimeError if the bots' process ended first or
     they did not sit down in time."""
     import trio
-
-    from protocol import messages as m
+    from conjure.protocol import messages as m
 
     with trio.move_on_after(timeout):
         while True:
@@ -352,8 +351,7 @@ async def _until_seated(link, done: Callable[[Any], bool], proc, timeout: float)
 async def _bots_saved(bots_store: StateDir, url: str, room: str, count: int) -> None:
     """Wait (briefly) until ``count`` bots have saved their seats: their ids are read there."""
     import trio
-
-    from client.bots.player import saved_bots
+    from conjure.client.bots.player import saved_bots
 
     for _ in range(50):
         if len(await trio.to_thread.run_sync(saved_bots, bots_store, url, room)) >= count:
@@ -373,9 +371,8 @@ async def host_new_room(
 ) -> str:
     """Create the room as the person, save the seat, start the bots, wait until they sit."""
     import trio
-
-    from client import wire
-    from protocol import messages as m
+    from conjure.client import wire
+    from conjure.protocol import messages as m
 
     async with wire.connect(url, client=CLIENT_NAME) as link:
         settings = m.RoomSettings(variant=variant)
@@ -411,9 +408,8 @@ async def rejoin_game(
     """Take the person's seat of ``last`` back, start its bots with their own names (they
     resume their seats by their tokens), wait until they sit. RuntimeError if the seat is gone."""
     import trio
-
-    from client import wire
-    from client.bots.player import move_bot_seats, saved_bots
+    from conjure.client import wire
+    from conjure.client.bots.player import move_bot_seats, saved_bots
 
     def carry() -> tuple[dict[str, Any] | None, list[dict]]:
         entry = move_seat(store, last.url, url, last.room)
@@ -443,9 +439,8 @@ async def look_at_room(url: str, room: str, token: str | None, timeout: float = 
     """The room's view as it is now (None if it cannot be seen): as a spectator, or else with
     the seat's token (the client has exited, so nobody is replaced)."""
     import trio
-
-    from client import wire
-    from protocol import messages as m
+    from conjure.client import wire
+    from conjure.protocol import messages as m
 
     with trio.move_on_after(timeout):
         try:
@@ -473,8 +468,7 @@ def run_trio(fn: Callable[[*Ts], Awaitable[T]], *args: *Ts) -> T:
     """``trio.run(fn, *args)``, stopped (Stopped) by SIGTERM or SIGHUP; a failure to talk to
     the server comes out as RuntimeError with a short reason."""
     import trio
-
-    from client import wire
+    from conjure.client import wire
 
     result: list[T] = []
 
@@ -507,13 +501,13 @@ def run_trio(fn: Callable[[*Ts], Awaitable[T]], *args: *Ts) -> T:
 
 
 def lan_urls(port: int) -> list[str]:
-    from server.netinfo import addresses_for, url_host
+    from conjure.server.netinfo import addresses_for, url_host
 
     return [f"ws://{url_host(a)}:{port}" for a in addresses_for("0.0.0.0") if a != "127.0.0.1"]
 
 
 def bot_ids(bots_store: StateDir, url: str, room: str) -> list[str]:
-    from client.bots.player import saved_bots
+    from conjure.client.bots.player import saved_bots
 
     return [str(b.get("player_id")) for b in saved_bots(bots_store, url, room)]
 
@@ -617,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ[ENV_SHARE_URL] = share
         os.environ[ENV_LOCAL_SERVER] = "1"
         os.environ[ENV_LOCAL_BOTS] = ",".join(bot_ids(bots_store, url, room))
-        from client.cli import main as conjure
+        from conjure.client.cli import main as conjure
 
         code = conjure(["play", url, "--room", room, "--name", name])
     except Stopped:

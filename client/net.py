@@ -22,12 +22,11 @@ import traceback
 from collections.abc import Callable
 
 import trio
-
-from client import wire
-from client.pins import Trust, refused
-from client.session import Session
-from client.wire import Backoff, describe
-from protocol.messages import Bye, ClientMsg, ServerMsg
+from conjure.client import wire
+from conjure.client.pins import Trust, refused
+from conjure.client.session import Session
+from conjure.client.wire import Backoff, describe
+from conjure.protocol.messages import Bye, ClientMsg, ServerMsg
 
 __all__ = ["CLIENT_NAME", "Backoff", "Connection", "describe"]
 

@@ -36,9 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import trio
-
-from client.statefile import default_state_dir, write_private
-from protocol.fingerprint import fingerprint, parse_fingerprint, same_fingerprint
+from conjure.client.statefile import default_state_dir, write_private
+from conjure.protocol.fingerprint import fingerprint, parse_fingerprint, same_fingerprint
 
 KNOWN_SERVERS_FILE = "known_servers.json"
 VERSION = 1

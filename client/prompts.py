@@ -8,10 +8,10 @@ line's text belongs to one question only (see ``Session.settle_input``).
 
 from __future__ import annotations
 
-from client.tablestate import TableState, _cap
-from client.textfit import cells, shorten
-from protocol.wording import names_list
-from protocol.words import same_word
+from conjure.client.tablestate import TableState, _cap
+from conjure.client.textfit import cells, shorten
+from conjure.protocol.wording import names_list
+from conjure.protocol.words import same_word
 
 #: A word or a name quoted inside a prompt is shortened to this many cells.
 QUOTED = 18

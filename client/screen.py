@@ -20,13 +20,10 @@ import itertools
 import os
 from dataclasses import dataclass
 
-from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.styles import Style
-
-from client.session import Session, settings_lines
-from client.statefile import ENV_SHARE_URL
-from client.textfit import cells, pad, shorten, wrap, wrap_items
-from client.texts import (
+from conjure.client.session import Session, settings_lines
+from conjure.client.statefile import ENV_SHARE_URL
+from conjure.client.textfit import cells, pad, shorten, wrap, wrap_items
+from conjure.client.texts import (
     HELP,
     HELP_SPECTATOR,
     HOWTO,
@@ -34,9 +31,11 @@ from client.texts import (
     SPELL_WORD,
     SUMMONING_WORD,
 )
-from protocol.events import CASE_TEXT, RULE_TEXT
-from protocol.messages import PlayerView, ProposalView, ResultView, View
-from protocol.wording import names_list, stars
+from conjure.protocol.events import CASE_TEXT, RULE_TEXT
+from conjure.protocol.messages import PlayerView, ProposalView, ResultView, View
+from conjure.protocol.wording import names_list, stars
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.styles import Style
 
 PHASE_NAMES = {
     "lobby": "lobby",

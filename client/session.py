@@ -21,9 +21,8 @@ from collections import deque
 from collections.abc import Callable
 
 import trio
-
-from client.inputs import Inputs, Refused
-from client.setupform import (
+from conjure.client.inputs import Inputs, Refused
+from conjure.client.setupform import (
     LIMIT_DEFAULTS,
     PHASES,
     SetupForm,
@@ -32,19 +31,19 @@ from client.setupform import (
     parse_limits,
     settings_lines,
 )
-from client.statefile import StateDir
-from client.tablestate import (
+from conjure.client.statefile import StateDir
+from conjure.client.tablestate import (
     RULES,
     FeedLine,
     JoinField,
     Overlay,
     StatusKind,
 )
-from client.textfit import first_fitting, shorten
-from client.texts import HELP_TEXT
-from protocol.counts import MAX_CRYSTALS
-from protocol.messages import Bye as ByeMsg
-from protocol.messages import (
+from conjure.client.textfit import first_fitting, shorten
+from conjure.client.texts import HELP_TEXT
+from conjure.protocol.counts import MAX_CRYSTALS
+from conjure.protocol.messages import Bye as ByeMsg
+from conjure.protocol.messages import (
     Chat,
     ClientMsg,
     CreateRoom,
@@ -60,7 +59,7 @@ from protocol.messages import (
     Watching,
     Welcome,
 )
-from protocol.names import name_problem
+from conjure.protocol.names import name_problem
 
 __all__ = [
     "HELP_TEXT",

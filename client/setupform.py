@@ -9,11 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import msgspec
-
-from protocol.deck import Card, DeckError, card_text_problem, clean_card_text, load_deck
-from protocol.house import HOUSE_RULES
-from protocol.messages import InLimits, RoomSettings
-from protocol.wording import stars
+from conjure.protocol.deck import Card, DeckError, card_text_problem, clean_card_text, load_deck
+from conjure.protocol.house import HOUSE_RULES
+from conjure.protocol.messages import InLimits, RoomSettings
+from conjure.protocol.wording import stars
 
 PHASES = ("choose", "spell", "mark", "commit", "reveal", "review")
 LIMIT_DEFAULTS = InLimits()

@@ -68,7 +68,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from protocol.statedir import RECEIPTS_DIR, default_state_dir, receipt_file_name
+from conjure.protocol.statedir import RECEIPTS_DIR, default_state_dir, receipt_file_name
 
 VERSION = 1
 #: What ``make play`` (client.local) tells the client it starts, as environment variables: the

@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import trio
-
-from client.statefile import StateDir
-from protocol.counts import crystal_range
-from protocol.events import RULE_TEXT, Rule, is_rule
-from protocol.messages import ClientMsg, PlayerView, ProposalView, RoomSettings, View
+from conjure.client.statefile import StateDir
+from conjure.protocol.counts import crystal_range
+from conjure.protocol.events import RULE_TEXT, Rule, is_rule
+from conjure.protocol.messages import ClientMsg, PlayerView, ProposalView, RoomSettings, View
 
 if TYPE_CHECKING:
-    from client.setupform import SetupForm
+    from conjure.client.setupform import SetupForm
 
 RULES: tuple[Rule, ...] = tuple(r for r in RULE_TEXT if is_rule(r))  # every key is one
 

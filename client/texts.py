@@ -6,7 +6,7 @@ that does not fit scrolls (PgUp/PgDn). A line starting with spaces keeps them as
 
 from __future__ import annotations
 
-from protocol.events import RULE_TEXT
+from conjure.protocol.events import RULE_TEXT
 
 #: The words the game uses, one sentence each (shown in the how-to and the help).
 SPELL_WORD = "spell word: a clue each player writes in turn; everyone sees it at once"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from client.app import DEFAULT_URL, add_pin_argument, options_from_args, run_client
+from conjure.client.app import DEFAULT_URL, add_pin_argument, options_from_args, run_client
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocol.events import Variant
+from conjure.protocol.events import Variant
 
 MIN_PLAYERS = 3
 MAX_PLAYERS = 8

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Annotated
 
 import msgspec
-
-from protocol.text import unshown_problem
+from conjure.protocol.text import unshown_problem
 
 MAX_CARD_TEXT = 60
 
@@ -98,5 +97,5 @@ def load_deck(path: str | Path) -> tuple[Card, ...]:
 @cache
 def default_deck() -> tuple[Card, ...]:
     """The project's own deck of categories."""
-    raw = resources.files("protocol.data").joinpath("default_deck.toml").read_bytes()
+    raw = resources.files("conjure.protocol.data").joinpath("default_deck.toml").read_bytes()
     return parse_deck(raw, "default deck")

@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import Literal, TypeGuard, get_args
 
 import msgspec
-
-from protocol.deck import Card
-from protocol.structs import FrozenStruct, struct_tag
+from conjure.protocol.deck import Card
+from conjure.protocol.structs import FrozenStruct, struct_tag
 
 #: Version 2: events carry every consequence the rules work out (who votes on a proposal, whose
 #: commitment a skip drops, the reasons behind every point), and the log records, beside each batch,

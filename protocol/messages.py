@@ -10,13 +10,12 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import msgspec
-
-from protocol.deck import Card, card_text_problem
-from protocol.errors import ErrorCode
-from protocol.events import Limits, Rule, Variant
-from protocol.names import MAX_NAME_LENGTH
-from protocol.structs import FrozenStruct
-from protocol.text import unshown_problem
+from conjure.protocol.deck import Card, card_text_problem
+from conjure.protocol.errors import ErrorCode
+from conjure.protocol.events import Limits, Rule, Variant
+from conjure.protocol.names import MAX_NAME_LENGTH
+from conjure.protocol.structs import FrozenStruct
+from conjure.protocol.text import unshown_problem
 
 PROTOCOL_VERSION = 1
 MAX_FRAME_BYTES = 64 * 1024

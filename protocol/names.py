@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import Protocol
 
-from protocol.text import BLANK_LOOKING, describe, first_unshown, has_visible, kind_of
+from conjure.protocol.text import BLANK_LOOKING, describe, first_unshown, has_visible, kind_of
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -67,7 +67,7 @@ def _profile() -> _Profile:
 @functools.cache
 def _confusables() -> dict[int, str]:
     """confusables.txt as a ``str.translate`` table: source code point -> prototype string."""
-    packed = resources.files("protocol.data").joinpath(CONFUSABLES_FILE).read_bytes()
+    packed = resources.files("conjure.protocol.data").joinpath(CONFUSABLES_FILE).read_bytes()
     table: dict[int, str] = {}
     for line in gzip.decompress(packed).decode("utf-8-sig").splitlines():
         line = line.split("#", 1)[0].strip()

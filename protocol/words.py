@@ -34,7 +34,7 @@ Rulings implemented here:
   spaces and hyphens are removed (spaceship / "space ship").
 
 The WordNet facts come from ``protocol/data/wordnet_nouns.txt.gz`` (built by
-:mod:`protocol.build_wordforms`), loaded on first use, so importing this module is cheap
+`protocol/databuild/build_wordforms.py`), loaded on first use, so importing this module is cheap
 and playing needs no Debian package and no download.
 """
 
@@ -47,7 +47,7 @@ import unicodedata
 from dataclasses import dataclass
 from importlib import resources
 
-from protocol.text import has_visible, unshown_problem
+from conjure.protocol.text import has_visible, unshown_problem
 
 __all__ = [
     "MAX_WORD_LENGTH",
@@ -109,7 +109,7 @@ class WordData:
 
 
 def parse_word_data(text: str) -> WordData:
-    """Parse the data file's text (see :mod:`protocol.build_wordforms` for the format)."""
+    """Parse the data file's text (see `protocol/databuild/build_wordforms.py` for the format)."""
     sections: dict[str, list[str]] = {}
     current: list[str] = []
     for line in text.splitlines():
@@ -147,7 +147,7 @@ def word_fingerprint() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     h = hashlib.sha256(f"conjure-words-{WORDS_ALGORITHM}\x00".encode())
-    h.update(resources.files("protocol.data").joinpath(DATA_FILE).read_bytes())
+    h.update(resources.files("conjure.protocol.data").joinpath(DATA_FILE).read_bytes())
     try:
         h.update(f"\x00lemminflect {version('lemminflect')}".encode())
     except PackageNotFoundError:  # pragma: no cover - a dependency
@@ -158,7 +158,7 @@ def word_fingerprint() -> str:
 @functools.cache
 def word_data() -> WordData:
     """Load the packaged WordNet data once, on first use."""
-    resource = resources.files("protocol.data").joinpath(DATA_FILE)
+    resource = resources.files("conjure.protocol.data").joinpath(DATA_FILE)
     with resource.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as handle:
         return parse_word_data(handle.read())
 

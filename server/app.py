@@ -15,14 +15,13 @@ import sys
 from pathlib import Path
 
 import trio
-
-from protocol.events import RULES_VERSION
-from protocol.messages import PROTOCOL_VERSION
-from server import settings, tlscert
-from server.config import ServerConfig
-from server.gctuning import tune_for_serving
-from server.netinfo import addresses_for, url_host
-from server.service import GameServer
+from conjure.protocol.events import RULES_VERSION
+from conjure.protocol.messages import PROTOCOL_VERSION
+from conjure.server import settings, tlscert
+from conjure.server.config import ServerConfig
+from conjure.server.gctuning import tune_for_serving
+from conjure.server.netinfo import addresses_for, url_host
+from conjure.server.service import GameServer
 
 DEFAULT_HOST = "0.0.0.0"
 DEFAULT_PORT = 8765

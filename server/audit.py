@@ -25,13 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from protocol import events as ev
-from protocol.events import RULE_TEXT
-from protocol.house import canonical
-from protocol.statedir import default_state_dir
-from protocol.text import escape_unshown
-from protocol.wording import counted, signed, stars
-from server.audit_verify import (
+from conjure.protocol import events as ev
+from conjure.protocol.events import RULE_TEXT
+from conjure.protocol.house import canonical
+from conjure.protocol.statedir import default_state_dir
+from conjure.protocol.text import escape_unshown
+from conjure.protocol.wording import counted, signed, stars
+from conjure.server.audit_verify import (
     Audit,
     Receipt,
     RoundAudit,
@@ -40,8 +40,8 @@ from server.audit_verify import (
     audit,
     parse_receipt_arg,
 )
-from server.feed import duration, standings
-from server.house import (
+from conjure.server.feed import duration, standings
+from conjure.server.house import (
     HouseScores,
     add_house_argument,
     audit_house,
@@ -50,7 +50,7 @@ from server.house import (
     house_title,
     house_totals_lines,
 )
-from server.rules.explain import explain_round, result_json
+from conjure.server.rules.explain import explain_round, result_json
 
 __all__ = ["add_arguments", "audit", "render_json", "render_text", "run"]
 

@@ -33,21 +33,20 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-
-from protocol import events as ev
-from protocol.commitment import check_reveal
-from protocol.events import RULES_VERSION
-from protocol.statedir import RECEIPTS_DIR, receipt_file_name
-from protocol.wording import signed
-from protocol.words import word_fingerprint
-from server.logstore import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
-from server.redecide import redecide
-from server.rules.evolve import evolve
-from server.rules.legacy import upgrade
-from server.rules.legality import first_illegal
-from server.rules.scoring import RoundResult, RoundSheet, score_round
-from server.rules.sheet import round_sheet
-from server.rules.state import Game
+from conjure.protocol import events as ev
+from conjure.protocol.commitment import check_reveal
+from conjure.protocol.events import RULES_VERSION
+from conjure.protocol.statedir import RECEIPTS_DIR, receipt_file_name
+from conjure.protocol.wording import signed
+from conjure.protocol.words import word_fingerprint
+from conjure.server.logstore import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
+from conjure.server.redecide import redecide
+from conjure.server.rules.evolve import evolve
+from conjure.server.rules.legacy import upgrade
+from conjure.server.rules.legality import first_illegal
+from conjure.server.rules.scoring import RoundResult, RoundSheet, score_round
+from conjure.server.rules.sheet import round_sheet
+from conjure.server.rules.state import Game
 
 #: Rules versions this program can score. A log naming another one is refused (exit 2).
 KNOWN_RULES_VERSIONS: frozenset[int] = frozenset(ev.AUDITABLE_RULES)

@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import trio
+from conjure.protocol.messages import Bye, ServerMsg, encoder
+from conjure.protocol.wsclose import crossed_close
+from conjure.server import directsend
 from trio_websocket import ConnectionClosed, WebSocketConnection
 
-from protocol.messages import Bye, ServerMsg, encoder
-from protocol.wsclose import crossed_close
-from server import directsend
-
 if TYPE_CHECKING:
-    from server.room import Room
+    from conjure.server.room import Room
 
 # WebSocket close codes used here.
 CLOSE_NORMAL = 1000

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from protocol import events as ev
-from protocol.events import CASE_TEXT, RULE_TEXT
-from protocol.wording import counted, names_list, signed
-from server.rules.state import Game
+from conjure.protocol import events as ev
+from conjure.protocol.events import CASE_TEXT, RULE_TEXT
+from conjure.protocol.wording import counted, names_list, signed
+from conjure.server.rules.state import Game
 
 
 def _names(g: Game, seats: Sequence[int]) -> str:

@@ -17,9 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import trio
-
-from protocol.errors import ErrorCode, Refusal
-from server.config import ServerConfig
+from conjure.protocol.errors import ErrorCode, Refusal
+from conjure.server.config import ServerConfig
 
 log = logging.getLogger("conjure.server")
 

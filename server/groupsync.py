@@ -30,9 +30,8 @@ from typing import Literal
 
 import outcome
 import trio
+from conjure.server import fssync
 from trio.lowlevel import Abort, RunVar, Task
-
-from server import fssync
 
 #: Worker batches in flight at once.
 MAX_FLUSHERS = 2

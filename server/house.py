@@ -14,13 +14,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from protocol.house import HOUSE_RULES, UnknownHouseRule, canonical, parse_house_rules
-from protocol.wording import signed
-from server.rules.explain import result_json
-from server.rules.scoring import P, RoundResult, RoundSheet, score_round
+from conjure.protocol.house import HOUSE_RULES, UnknownHouseRule, canonical, parse_house_rules
+from conjure.protocol.wording import signed
+from conjure.server.rules.explain import result_json
+from conjure.server.rules.scoring import P, RoundResult, RoundSheet, score_round
 
 if TYPE_CHECKING:  # `conjure score` needs none of the audit machinery
-    from server.audit_verify import Audit
+    from conjure.server.audit_verify import Audit
 
 __all__ = [
     "HouseScores",

@@ -13,8 +13,7 @@ import errno
 import logging
 
 import trio
-
-from server.gate import AddressBook
+from conjure.server.gate import AddressBook
 
 log = logging.getLogger("conjure.server")
 

@@ -14,13 +14,13 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 from random import Random
 
-from protocol.counts import MAX_PLAYERS, MIN_PLAYERS
-from protocol.deck import Card, DeckError, clean_card_text, default_deck
-from protocol.errors import Refusal
-from protocol.events import COLOURS, PlayerInfo
-from protocol.house import UnknownHouseRule, canonical
-from protocol.messages import RoomSettings
-from protocol.names import BadName, enforce_name, look_alike
+from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS
+from conjure.protocol.deck import Card, DeckError, clean_card_text, default_deck
+from conjure.protocol.errors import Refusal
+from conjure.protocol.events import COLOURS, PlayerInfo
+from conjure.protocol.house import UnknownHouseRule, canonical
+from conjure.protocol.messages import RoomSettings
+from conjure.protocol.names import BadName, enforce_name, look_alike
 
 #: Room code letters: no I/L (look like 1), O (0), U/V (like each other).
 ROOM_LETTERS = "ABCDEFGHJKMNPQRSTWXYZ"

@@ -38,9 +38,8 @@ from typing import Annotated, Any, BinaryIO
 
 import msgspec
 import trio
-
-from server.fssync import shared_sync_device
-from server.groupsync import AppendFailed, group_sync, write_all
+from conjure.server.fssync import shared_sync_device
+from conjure.server.groupsync import AppendFailed, group_sync, write_all
 
 __all__ = [
     "DOMAIN_TAG",

@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
-
-from protocol.events import (
+from conjure.protocol.events import (
     AUDITABLE_RULES,
     FINAL_EVENTS,
     RULES_VERSION,
@@ -37,9 +36,9 @@ from protocol.events import (
     GameStarted,
     event_from_record,
 )
-from protocol.messages import Receipt, ResultView
-from server import results
-from server.logstore import (
+from conjure.protocol.messages import Receipt, ResultView
+from conjure.server import results
+from conjure.server.logstore import (
     LOG_FORMAT,
     LogCorrupt,
     LogError,
@@ -50,9 +49,9 @@ from server.logstore import (
     read_log,
     recover_torn_tail,
 )
-from server.redecide import redecide
-from server.rules.legality import first_illegal
-from server.rules.state import Game
+from conjure.server.redecide import redecide
+from conjure.server.rules.legality import first_illegal
+from conjure.server.rules.state import Game
 
 #: The names start-up reads as game logs.
 LOG_SUFFIX = ".jsonl"

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-
-from protocol.errors import Refusal
-from protocol.events import Event, event_data, event_from_record, event_type
-from server.logstore import LogRecord
-from server.rules import commands as cmd
-from server.rules.decide import decide_and_fold
-from server.rules.state import Game
+from conjure.protocol.errors import Refusal
+from conjure.protocol.events import Event, event_data, event_from_record, event_type
+from conjure.server.logstore import LogRecord
+from conjure.server.rules import commands as cmd
+from conjure.server.rules.decide import decide_and_fold
+from conjure.server.rules.state import Game
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ the result view is built from the state alone, live or after a restart.
 
 from __future__ import annotations
 
-from protocol.messages import CardView, PointView, ResultView
-from server.rules.state import Game, RoundResultRecord
+from conjure.protocol.messages import CardView, PointView, ResultView
+from conjure.server.rules.state import Game, RoundResultRecord
 
 
 def card_view(g: Game, index: int | None) -> CardView | None:

@@ -27,19 +27,18 @@ from dataclasses import dataclass, field
 
 import msgspec
 import trio
-
-from protocol import messages as m
-from protocol.deal import combined_seed, commitment_of, seeded_deal
-from protocol.deck import Card
-from protocol.errors import Refusal
-from protocol.events import DealRecord, Limits, PresenceChanged, event_data, event_type
-from protocol.messages import InLimits, Receipt, ResultView, RoomSettings
-from protocol.structs import struct_tag
-from protocol.words import word_fingerprint
-from server import feed, results
-from server.config import ServerConfig
-from server.connection import CLOSE_GOING_AWAY, encode
-from server.lobby import (
+from conjure.protocol import messages as m
+from conjure.protocol.deal import combined_seed, commitment_of, seeded_deal
+from conjure.protocol.deck import Card
+from conjure.protocol.errors import Refusal
+from conjure.protocol.events import DealRecord, Limits, PresenceChanged, event_data, event_type
+from conjure.protocol.messages import InLimits, Receipt, ResultView, RoomSettings
+from conjure.protocol.structs import struct_tag
+from conjure.protocol.words import word_fingerprint
+from conjure.server import feed, results
+from conjure.server.config import ServerConfig
+from conjure.server.connection import CLOSE_GOING_AWAY, encode
+from conjure.server.lobby import (
     Lobby,
     PasswordHash,
     build_deck,
@@ -48,17 +47,17 @@ from server.lobby import (
     new_game_id,
     token_matches,
 )
-from server.logstore import (
+from conjure.server.logstore import (
     LOG_FORMAT,
     LogError,
     LogFailure,
     LogRecord,
 )
-from server.roomio import GameLog, LogStore, Viewer
-from server.rules import commands as cmd
-from server.rules.decide import decide_and_fold
-from server.rules.state import Game
-from server.views import Table, ViewCache, update_frames
+from conjure.server.roomio import GameLog, LogStore, Viewer
+from conjure.server.rules import commands as cmd
+from conjure.server.rules.decide import decide_and_fold
+from conjure.server.rules.state import Game
+from conjure.server.views import Table, ViewCache, update_frames
 
 CLOSE_INTERNAL = 1011
 log = logging.getLogger("conjure.server")

@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
-
-from protocol.messages import ServerMsg
-from server.logstore import LogRecord, open_writer, reopen_after_failure
+from conjure.protocol.messages import ServerMsg
+from conjure.server.logstore import LogRecord, open_writer, reopen_after_failure
 
 if TYPE_CHECKING:
-    from server.room import Room
+    from conjure.server.room import Room
 
 __all__ = ["DiskLogStore", "GameLog", "LogStore", "Viewer"]
 

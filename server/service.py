@@ -25,22 +25,21 @@ from typing import Any
 
 import msgspec
 import trio
+from conjure.protocol import messages as m
+from conjure.protocol.errors import Refusal
+from conjure.protocol.messages import MAX_FRAME_BYTES, PROTOCOL_VERSION, client_decoder
+from conjure.protocol.wsclose import crossed_close
+from conjure.server import fdbudget
+from conjure.server.config import ServerConfig
+from conjure.server.connection import CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_TRY_LATER, Connection
+from conjure.server.gate import AddressBook, Bucket
+from conjure.server.listener import GuardedListener
+from conjure.server.lobby import new_room_code
+from conjure.server.netinfo import url_host
+from conjure.server.recovery import LoadReport, load_replays
+from conjure.server.room import Detached, Request, Room, Stop, msg_tag
+from conjure.server.roomio import DiskLogStore
 from trio_websocket import ConnectionClosed, Endpoint, WebSocketRequest, wrap_server_stream
-
-from protocol import messages as m
-from protocol.errors import Refusal
-from protocol.messages import MAX_FRAME_BYTES, PROTOCOL_VERSION, client_decoder
-from protocol.wsclose import crossed_close
-from server import fdbudget
-from server.config import ServerConfig
-from server.connection import CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_TRY_LATER, Connection
-from server.gate import AddressBook, Bucket
-from server.listener import GuardedListener
-from server.lobby import new_room_code
-from server.netinfo import url_host
-from server.recovery import LoadReport, load_replays
-from server.room import Detached, Request, Room, Stop, msg_tag
-from server.roomio import DiskLogStore
 
 SERVER_NAME = "conjure-server/0.1"
 SHUTDOWN_BYE = "the server is shutting down; reconnect with your token when it is back"
@@ -516,8 +515,8 @@ def _readable(exc: msgspec.ValidationError) -> str:
 
 def warm_up_words() -> None:
     """Load word and name data now, rather than on a room's first use of it."""
-    from protocol import names
-    from protocol.words import contains_written, same_word
+    from conjure.protocol import names
+    from conjure.protocol.words import contains_written, same_word
 
     same_word("rockets", "rocket")
     contains_written("fire trucks", "truck")

@@ -15,7 +15,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from server.config import TUNABLE, ServerConfig
+from conjure.server.config import TUNABLE, ServerConfig
 
 #: Help for each limit option (defaults are read from ServerConfig, so they are stated once).
 HELP: dict[str, str] = {

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
-from protocol.house import canonical
-from protocol.wording import stars
-from protocol.words import validate_written
-from server.house import add_house_argument, house_json, house_round_lines
-from server.rules.explain import explain_round, result_json
-from server.rules.scoring import RoundSheet, score_round
+from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
+from conjure.protocol.house import canonical
+from conjure.protocol.wording import stars
+from conjure.protocol.words import validate_written
+from conjure.server.house import add_house_argument, house_json, house_round_lines
+from conjure.server.rules.explain import explain_round, result_json
+from conjure.server.rules.scoring import RoundSheet, score_round
 
 TOP_KEYS = {
     "variant",

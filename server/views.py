@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-
-from protocol.messages import (
+from conjure.protocol.messages import (
     CardView,
     PlayerView,
     ProposalView,
@@ -30,11 +29,11 @@ from protocol.messages import (
     View,
     encoder,
 )
-from protocol.words import normalize
-from server.lobby import Lobby
-from server.results import card_view
-from server.rules.sheet import current_checks
-from server.rules.state import Game
+from conjure.protocol.words import normalize
+from conjure.server.lobby import Lobby
+from conjure.server.results import card_view
+from conjure.server.rules.sheet import current_checks
+from conjure.server.rules.state import Game
 
 
 @dataclass(frozen=True)

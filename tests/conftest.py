@@ -22,9 +22,8 @@ from typing import Any
 
 import pytest
 import trio
-
-from server.config import ServerConfig
-from server.service import GameServer, serve
+from conjure.server.config import ServerConfig
+from conjure.server.service import GameServer, serve
 
 #: Defaults for tests: loopback only, and fast clocks where waiting would only slow the suite.
 TEST_OPTIONS: dict[str, Any] = {

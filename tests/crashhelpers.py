@@ -28,16 +28,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import trio
+from conjure.protocol import messages as m
+from conjure.protocol.commitment import commitment, new_nonce
+from conjure.protocol.deck import Card
+from conjure.protocol.events import GameEnded, event_from_record
+from conjure.protocol.messages import InLimits, RoomSettings, View
+from conjure.server.logstore import LogReadResult, read_log
+from conjure.server.rules import fold
 from gamescripts import RoundScript
 from wsclient import Client, open_client
-
-from protocol import messages as m
-from protocol.commitment import commitment, new_nonce
-from protocol.deck import Card
-from protocol.events import GameEnded, event_from_record
-from protocol.messages import InLimits, RoomSettings, View
-from server.logstore import LogReadResult, read_log
-from server.rules import fold
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTENING = re.compile(r"^listening on ws://127\.0\.0\.1:(\d+)$", re.MULTILINE)
@@ -105,7 +104,7 @@ class ServerProcess:
         cmd = [
             sys.executable,
             "-m",
-            "client.cli",
+            "conjure.client.cli",
             "serve",
             "--host",
             "127.0.0.1",

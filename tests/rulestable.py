@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import hashlib
 
-from protocol.commitment import commitment
-from protocol.deck import Card
-from protocol.events import COLOURS, Event, Limits, PlayerInfo
-from server.rules import Game, Refusal, decide, fold
-from server.rules import commands as c
+from conjure.protocol.commitment import commitment
+from conjure.protocol.deck import Card
+from conjure.protocol.events import COLOURS, Event, Limits, PlayerInfo
+from conjure.server.rules import Game, Refusal, decide, fold
+from conjure.server.rules import commands as c
 
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal")
 #: The rulebook example's spell words (Vehicle, 2 stars).

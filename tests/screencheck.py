@@ -91,7 +91,7 @@ def layout_problems(client, width: int = 80, height: int = 24) -> list[str]:
 
     Run on the app's own loop (``HeadlessClient._call``): it reads the live session.
     """
-    from client import screen
+    from conjure.client import screen
 
     s = client.session
     out: list[str] = []

@@ -14,21 +14,21 @@ from typing import Any
 
 import msgspec
 import pytest
+from conjure.client import screen
+from conjure.client.cli import main
+from conjure.protocol import messages as m
+from conjure.protocol.errors import Refusal
+from conjure.protocol.events import GameAbandoned, event_data, event_from_record, event_type
+from conjure.protocol.messages import RoomSettings
+from conjure.server import feed
+from conjure.server.audit import clock
+from conjure.server.recovery import load_replays
+from conjure.server.room import to_command
+from conjure.server.rules import commands as c
+from conjure.server.rules import decide, fold
+from conjure.server.views import Table as ViewTable
+from conjure.server.views import build_view
 
-from client import screen
-from client.cli import main
-from protocol import messages as m
-from protocol.errors import Refusal
-from protocol.events import GameAbandoned, event_data, event_from_record, event_type
-from protocol.messages import RoomSettings
-from server import feed
-from server.audit import clock
-from server.recovery import load_replays
-from server.room import to_command
-from server.rules import commands as c
-from server.rules import decide, fold
-from server.views import Table as ViewTable
-from server.views import build_view
 from tests.auditlogs import START, RecordingTable, as_batches, write_log, write_records
 from tests.rulestable import Table
 from tests.test_client_session import Harness, players, view

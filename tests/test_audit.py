@@ -11,14 +11,19 @@ import os
 from pathlib import Path
 
 import pytest
+from conjure.client.cli import main
+from conjure.client.statefile import StateDir
+from conjure.protocol.statedir import (
+    RECEIPTS_DIR,
+    STATE_DIR_ENV,
+    default_state_dir,
+    receipt_file_name,
+)
+from conjure.server.audit_verify import Audit, Receipt, Unusable, audit
+from conjure.server.logstore import LogRecord, read_log
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from client.cli import main
-from client.statefile import StateDir
-from protocol.statedir import RECEIPTS_DIR, STATE_DIR_ENV, default_state_dir, receipt_file_name
-from server.audit_verify import Audit, Receipt, Unusable, audit
-from server.logstore import LogRecord, read_log
 from tests.auditlogs import (
     SAMPLE_CASES,
     SAMPLE_SCORES,

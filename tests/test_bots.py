@@ -11,10 +11,8 @@ from pathlib import Path
 import msgspec
 import pytest
 import trio
-from polling import poll_until
-
-from client.bots import runner
-from client.bots.player import (
+from conjure.client.bots import runner
+from conjure.client.bots.player import (
     UNKNOWN_CATEGORY_LINE,
     Bot,
     BotOptions,
@@ -23,14 +21,15 @@ from client.bots.player import (
     passes_checks,
     saved_bots,
 )
-from client.demo import bot_game
-from client.statefile import StateDir
-from protocol import messages as m
-from protocol.deck import Card
-from protocol.events import event_from_record
-from protocol.words import contains_written
-from server.logstore import read_log
-from server.rules import fold
+from conjure.client.demo import bot_game
+from conjure.client.statefile import StateDir
+from conjure.protocol import messages as m
+from conjure.protocol.deck import Card
+from conjure.protocol.events import event_from_record
+from conjure.protocol.words import contains_written
+from conjure.server.logstore import read_log
+from conjure.server.rules import fold
+from polling import poll_until
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_DELAY = (0.0, 0.0)
@@ -38,7 +37,7 @@ NO_DELAY = (0.0, 0.0)
 
 def conjure(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "client.cli", *args],
+        [sys.executable, "-m", "conjure.client.cli", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -314,7 +313,7 @@ async def test_bots_ride_out_a_server_restart(start_server):
     game_box: dict = {}
 
     async def play() -> None:
-        from client.demo import Game
+        from conjure.client.demo import Game
 
         game = Game()
         game_box["game"] = game

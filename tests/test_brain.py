@@ -7,13 +7,20 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conjure.client.bots import brain
+from conjure.client.bots.brain import (
+    Brain,
+    guess,
+    is_stopped,
+    knows,
+    load_data,
+    resolve,
+    unsafe_summon,
+)
+from conjure.protocol.deck import default_deck
+from conjure.protocol.words import contains_written, same_word
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from client.bots import brain
-from client.bots.brain import Brain, guess, is_stopped, knows, load_data, resolve, unsafe_summon
-from protocol.deck import default_deck
-from protocol.words import contains_written, same_word
 
 DECK = [card.text for card in default_deck()]
 

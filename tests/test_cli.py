@@ -8,15 +8,17 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
-from client.cli import SUBCOMMANDS
+from conjure.client.cli import SUBCOMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def conjure(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "client.cli", *args], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "conjure.client.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

@@ -5,9 +5,8 @@ asyncio) against a real server on loopback, the other seats played by scripted p
 from __future__ import annotations
 
 from clienthelpers import CTRL_U, ENTER, HeadlessClient, robots
-
-from client.app import Options
-from protocol.messages import (
+from conjure.client.app import Options
+from conjure.protocol.messages import (
     CastVote,
     CommitSummon,
     JoinRoom,

@@ -7,14 +7,11 @@ Pure Session tests (``test_client_session.Harness``: no network, a state directo
 from __future__ import annotations
 
 import trio
-from screencheck import problems
-from test_client_session import Harness, players, spells, view
-
-from client import screen
-from client.session import Session
-from client.statefile import StateDir
-from client.textfit import shorten, wrap, wrap_items
-from protocol.messages import (
+from conjure.client import screen
+from conjure.client.session import Session
+from conjure.client.statefile import StateDir
+from conjure.client.textfit import shorten, wrap, wrap_items
+from conjure.protocol.messages import (
     Bye,
     CardView,
     CastVote,
@@ -33,6 +30,8 @@ from protocol.messages import (
     Update,
     Watch,
 )
+from screencheck import problems
+from test_client_session import Harness, players, spells, view
 
 URL = "ws://127.0.0.1:9"
 

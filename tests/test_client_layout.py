@@ -13,12 +13,11 @@ import re
 
 import pytest
 from clienthelpers import ENTER, ESC, HeadlessClient, robots
+from conjure.client import screen
+from conjure.client.app import Options
+from conjure.protocol.messages import CastVote, ProposeSame, RoomSettings
 from screencheck import layout_problems, problems
 from wsclient import Client
-
-from client import screen
-from client.app import Options
-from protocol.messages import CastVote, ProposeSame, RoomSettings
 
 LONG = ["Bartholomew", "Constantina", "Dmitri Ivanov", "Evangeline", "Fitzgerald", "Guinevere"]
 SHORT = ["Bob", "Cat"]

@@ -8,12 +8,11 @@ import stat
 
 import msgspec
 import pytest
-
-from client import screen
-from client.session import Session, SetupForm, parse_card, parse_limits
-from client.statefile import StateDir
-from protocol.commitment import check_reveal
-from protocol.messages import (
+from conjure.client import screen
+from conjure.client.session import Session, SetupForm, parse_card, parse_limits
+from conjure.client.statefile import StateDir
+from conjure.protocol.commitment import check_reveal
+from conjure.protocol.messages import (
     CardView,
     CastVote,
     ChallengeWord,
@@ -630,7 +629,7 @@ def test_no_color_style_has_no_colours(monkeypatch):
 
 
 def test_command_line(tmp_path, monkeypatch):
-    from client import app, cli
+    from conjure.client import app, cli
 
     monkeypatch.setenv("CONJURE_STATE_DIR", str(tmp_path))
     argv = [

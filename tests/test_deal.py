@@ -10,16 +10,15 @@ from collections import Counter
 
 import msgspec
 import trio
+from conjure.client.cli import main
+from conjure.protocol import messages as m
+from conjure.protocol.deal import combined_seed, commitment_of, seeded_deal, shuffled
+from conjure.protocol.deck import Card
+from conjure.protocol.events import DealRecord
+from conjure.protocol.messages import RoomSettings
+from conjure.server.logstore import GENESIS, build_record, encode_record, read_log
+from conjure.server.redecide import redecide
 from wsclient import open_client, open_table, start_game
-
-from client.cli import main
-from protocol import messages as m
-from protocol.deal import combined_seed, commitment_of, seeded_deal, shuffled
-from protocol.deck import Card
-from protocol.events import DealRecord
-from protocol.messages import RoomSettings
-from server.logstore import GENESIS, build_record, encode_record, read_log
-from server.redecide import redecide
 
 CARDS = [Card(text=f"Category {i}", stars=1 + i % 3) for i in range(12)]
 

@@ -11,10 +11,9 @@ from pathlib import Path
 import outcome
 import pytest
 import trio
-
-from server import fssync, groupsync
-from server.groupsync import AppendFailed, group_sync
-from server.logstore import open_for_append, read_log
+from conjure.server import fssync, groupsync
+from conjure.server.groupsync import AppendFailed, group_sync
+from conjure.server.logstore import open_for_append, read_log
 
 
 def open_logs(tmp_path: Path, n: int) -> list[int]:

@@ -10,11 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from client.cli import main
-from protocol.house import HOUSE_RULES, UnknownHouseRule, canonical, parse_house_rules
-from server.rules.scoring import RoundResult, score_round
-from server.tabletop import load_sheet
+from conjure.client.cli import main
+from conjure.protocol.house import HOUSE_RULES, UnknownHouseRule, canonical, parse_house_rules
+from conjure.server.rules.scoring import RoundResult, score_round
+from conjure.server.tabletop import load_sheet
 
 REPO = Path(__file__).resolve().parent.parent
 SHEETS = REPO / "tests" / "sheets"
@@ -150,7 +149,7 @@ def test_readings_combine_and_leave_the_case_and_penalties_alone():
     ],
 )
 def test_same_word_reason_names_the_comparison(a, b, why):
-    from protocol.words import same_word, same_word_reason
+    from conjure.protocol.words import same_word, same_word_reason
 
     assert same_word_reason(a, b) == why
     assert same_word_reason(b, a) == why
@@ -175,7 +174,7 @@ def test_each_group_says_which_comparison_joined_each_word():
 
 
 def test_a_ruling_is_cited_only_where_the_words_alone_do_not_match():
-    from server.rules.scoring import RoundSheet
+    from conjure.server.rules.scoring import RoundSheet
 
     sheet = RoundSheet(
         variant="standard",

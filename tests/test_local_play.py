@@ -96,7 +96,7 @@ def make_play(sock: Path, tmp_path: Path, session: str = "play") -> None:
             *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
             shlex.quote(sys.executable),
             "-m",
-            "client.local",
+            "conjure.client.local",
             "--port",
             "0",
             "--replays",
@@ -129,7 +129,7 @@ def test_make_play_seats_three_bots_and_quitting_leaves_nothing(tmp_path):
         assert re.search(r"Tess\s*♛", screen), screen  # the person is the host ...
         assert "you are the host: s starts the game" in screen
         assert "share: conjure play ws://" in screen  # ... and sees the join line ...
-        from client.local import lan_urls
+        from conjure.client.local import lan_urls
 
         if lan_urls(8765):  # ... with the LAN address friends can reach, not loopback
             assert "share: conjure play ws://127.0.0.1" not in screen, screen
@@ -235,7 +235,7 @@ def test_the_host_is_asked_before_quitting_ends_the_game_for_another_person(tmp_
                 "env",
                 f"CONJURE_STATE_DIR={shlex.quote(str(tmp_path / 'friend'))}",
                 shlex.quote(sys.executable),
-                *("-m", "client.cli", "play", f"ws://127.0.0.1:{port}"),
+                *("-m", "conjure.client.cli", "play", f"ws://127.0.0.1:{port}"),
                 *("--room", room, "--name", "Bob"),
             ]
         )

@@ -10,12 +10,11 @@ import socket
 from pathlib import Path
 
 import trio
+from conjure.client import local
+from conjure.client.bots.player import bot_seat_server, move_bot_seats, saved_bots
+from conjure.client.statefile import StateDir
+from conjure.protocol import messages as m
 from wsclient import open_table, start_game
-
-from client import local
-from client.bots.player import bot_seat_server, move_bot_seats, saved_bots
-from client.statefile import StateDir
-from protocol import messages as m
 
 OLD, NEW = "ws://127.0.0.1:8765", "ws://127.0.0.1:9001"
 

@@ -11,11 +11,8 @@ from typing import Any
 
 import pytest
 import trio
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
-
-from server import logstore
-from server.logstore import (
+from conjure.server import logstore
+from conjure.server.logstore import (
     DOMAIN_TAG,
     GENESIS,
     LogCorrupt,
@@ -33,6 +30,8 @@ from server.logstore import (
     recover_torn_tail,
     verify_receipt,
 )
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 TS = 1767225600.0
 
@@ -203,7 +202,7 @@ VEC_CMD_LINES = (
 
 
 def test_doc_command_vector_recomputed_by_code() -> None:
-    from server.rules import commands as c
+    from conjure.server.rules import commands as c
 
     cmd = c.command_data(c.ChooseCard(now=1767225612.5, seat=0, card=2))
     data1 = {"round": 1, "seat": 0, "card": 2}

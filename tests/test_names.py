@@ -12,14 +12,12 @@ import unicodedata
 
 import msgspec
 import pytest
-from wsclient import open_client
-
-from client.session import Session
-from client.statefile import StateDir
-from protocol import messages as m
-from protocol.deck import DeckError, parse_deck
-from protocol.errors import Refusal
-from protocol.names import (
+from conjure.client.session import Session
+from conjure.client.statefile import StateDir
+from conjure.protocol import messages as m
+from conjure.protocol.deck import DeckError, parse_deck
+from conjure.protocol.errors import Refusal
+from conjure.protocol.names import (
     MAX_NAME_LENGTH,
     NO_VISIBLE,
     BadName,
@@ -28,7 +26,7 @@ from protocol.names import (
     name_key,
     name_problem,
 )
-from protocol.text import (
+from conjure.protocol.text import (
     DEFAULT_IGNORABLE_RANGES,
     EMOJI_SHAPERS,
     describe,
@@ -37,8 +35,9 @@ from protocol.text import (
     has_visible,
     unshown_problem,
 )
-from protocol.words import validate_written
-from server.lobby import Lobby
+from conjure.protocol.words import validate_written
+from conjure.server.lobby import Lobby
+from wsclient import open_client
 
 # ---------------------------------------------------------------------------- protocol.text
 

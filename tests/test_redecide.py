@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 import trio
+from conjure.client.cli import main
+from conjure.protocol.deck import Card
+from conjure.protocol.events import Limits
+from conjure.protocol.words import MAX_WORD_LENGTH
+from conjure.server.logstore import GENESIS, build_record, read_log
+from conjure.server.redecide import redecide
+from conjure.server.rules import Refusal, decide, fold
+from conjure.server.rules import commands as c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from client.cli import main
-from protocol.deck import Card
-from protocol.events import Limits
-from protocol.words import MAX_WORD_LENGTH
-from server.logstore import GENESIS, build_record, read_log
-from server.redecide import redecide
-from server.rules import Refusal, decide, fold
-from server.rules import commands as c
 from tests.auditlogs import as_batches, sample_game, write_records
 from tests.rulestable import DEFAULT_CARDS, players
 from tests.test_rules_properties import command_for
@@ -242,7 +242,7 @@ def random_game(data: st.DataObject, n: int, variant: str) -> list[tuple[float, 
 
 
 def records_of(decisions: list[tuple[float, list, Any]]) -> list:
-    from protocol.events import event_data, event_type
+    from conjure.protocol.events import event_data, event_type
 
     out = []
     prev, seq = GENESIS, 0

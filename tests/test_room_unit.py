@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import trio
-
-from protocol import messages as m
-from protocol.deck import Card
-from protocol.messages import RoomSettings
-from server.config import ServerConfig
-from server.logstore import GENESIS, LogFailure, LogRecord, build_record
-from server.room import LOG_BACK, LOG_STALLED, Request, Room, Stop
+from conjure.protocol import messages as m
+from conjure.protocol.deck import Card
+from conjure.protocol.messages import RoomSettings
+from conjure.server.config import ServerConfig
+from conjure.server.logstore import GENESIS, LogFailure, LogRecord, build_record
+from conjure.server.room import LOG_BACK, LOG_STALLED, Request, Room, Stop
 
 CARDS = [Card(text=f"Category {i}", stars=1 + i % 3) for i in range(12)]
 #: A bound on every wait, so a broken room fails the test instead of hanging it (not a timing check).

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from conjure.protocol.deck import Card
+from conjure.protocol.events import COLOURS, Limits, PlayerInfo, ProposalMade
+from conjure.server.rules import Refusal, decide, fold
+from conjure.server.rules import commands as c
 
-from protocol.deck import Card
-from protocol.events import COLOURS, Limits, PlayerInfo, ProposalMade
-from server.rules import Refusal, decide, fold
-from server.rules import commands as c
 from tests.rulestable import (
     DEFAULT_CARDS,
     NAMES,
@@ -332,7 +332,7 @@ def test_D5_no_flags_and_no_written_word_challenge_for_the_dark_magic_conjurer()
     t.spell("dog", "fish", "sea")
     t.mark("Bob", "Cy")
     t.summon({"Bob": "shark", "Cy": "dogfish", "Dee": "eel", "Ann": "dogfish"})
-    from server.rules.sheet import current_checks
+    from conjure.server.rules.sheet import current_checks
 
     invalid, flags = current_checks(t.g)
     assert 0 not in flags and 0 not in invalid
@@ -629,7 +629,7 @@ def test_P1_not_everyone_when_someone_has_no_word():
 
 def conjured_round():
     """Vehicle (2 stars). Ann conjures "spaceship"; Bob matches; Cy and Dee share "zeppelin"."""
-    from server.rules.sheet import score_current
+    from conjure.server.rules.sheet import score_current
 
     t = Table(4)
     t.choose("Vehicle")
@@ -814,7 +814,7 @@ def test_the_state_is_the_fold_of_its_events():
 
 
 def test_T4_cards_have_text_and_one_to_three_stars_and_custom_decks_load(tmp_path):
-    from protocol.deck import DeckError, default_deck, load_deck, parse_deck
+    from conjure.protocol.deck import DeckError, default_deck, load_deck, parse_deck
 
     deck = default_deck()
     assert len(deck) >= 60
@@ -845,7 +845,7 @@ def test_S6_a_scored_round_starts_the_next_one():
 
 
 def test_W2_normal_form():
-    from protocol.words import normalize, same_word
+    from conjure.protocol.words import normalize, same_word
 
     assert normalize("  The   Rocket ") == "rocket"
     assert same_word("ＲＯＣＫＥＴ", "rocket")  # NFKC folds full-width letters
@@ -853,7 +853,8 @@ def test_W2_normal_form():
 
 
 def test_W3_singular_and_plural_are_the_same_word():
-    from protocol.words import same_word
+    from conjure.protocol.words import same_word
+
     from tests.test_words import SINGULAR_PLURAL
 
     for a, b in SINGULAR_PLURAL:
@@ -861,7 +862,7 @@ def test_W3_singular_and_plural_are_the_same_word():
 
 
 def test_W4_a_word_that_merely_ends_in_s_is_left_alone():
-    from protocol.words import same_word
+    from conjure.protocol.words import same_word
 
     for a, b in [("bus", "bu"), ("Paris", "Pari"), ("gas", "ga"), ("news", "new")]:
         assert not same_word(a, b), (a, b)

@@ -6,14 +6,14 @@ command we check the invariants of docs/RULES.md and that the state is the fold 
 
 from __future__ import annotations
 
+from conjure.protocol import events as ev
+from conjure.protocol.commitment import commitment
+from conjure.protocol.events import Limits
+from conjure.server.rules import Refusal, decide, evolve, fold
+from conjure.server.rules import commands as c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol import events as ev
-from protocol.commitment import commitment
-from protocol.events import Limits
-from server.rules import Refusal, decide, evolve, fold
-from server.rules import commands as c
 from tests.rulestable import DEFAULT_CARDS, nonce_for, players
 
 WORDS = [
@@ -149,7 +149,7 @@ def check_invariants(before, after, events: list[ev.Event]) -> None:
     variant=st.sampled_from(["standard", "dark-magic"]),
 )
 def test_any_accepted_sequence_keeps_the_invariants(data, n, variant):
-    from protocol.deck import Card
+    from conjure.protocol.deck import Card
 
     now = 1000.0
     state = None
@@ -193,7 +193,7 @@ def test_any_accepted_sequence_keeps_the_invariants(data, n, variant):
 )
 def test_timeouts_alone_finish_any_game(n, variant, seed):
     """The game never stalls: with nobody acting at all, the clock still ends the game."""
-    from protocol.deck import Card
+    from conjure.protocol.deck import Card
 
     cards = tuple(Card(text=f"{t}{i}", stars=s) for i, (t, s) in enumerate(DEFAULT_CARDS * 2))[:n]
     now = 0.0

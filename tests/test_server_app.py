@@ -11,11 +11,10 @@ import sys
 from pathlib import Path
 
 import trio
+from conjure.protocol import messages as m
+from conjure.server.netinfo import _from_ip_json, addresses_for, url_host
+from conjure.server.tlscert import self_signed
 from wsclient import open_client
-
-from protocol import messages as m
-from server.netinfo import _from_ip_json, addresses_for, url_host
-from server.tlscert import self_signed
 
 LISTENING = re.compile(r"^listening on (wss?)://(\S+):(\d+)$")
 
@@ -42,7 +41,7 @@ async def test_serve_subprocess_prints_its_port_and_stops_cleanly_on_sigint(tmp_
     cmd = [
         sys.executable,
         "-m",
-        "client.cli",
+        "conjure.client.cli",
         "serve",
         "--host",
         "127.0.0.1",
@@ -83,7 +82,7 @@ async def test_serve_subprocess_prints_its_port_and_stops_cleanly_on_sigint(tmp_
 
 
 async def test_wss_with_a_certificate(start_server, tmp_path):
-    from server.app import ssl_context
+    from conjure.server.app import ssl_context
 
     made = self_signed(tmp_path)  # the certificate `conjure serve --tls-self-signed` makes
     server = await start_server(ssl_context=ssl_context(made.cert, made.key))

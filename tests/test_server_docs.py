@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from conjure.protocol import messages as m
+from conjure.protocol.commitment import check_reveal, commitment, commitment_preimage
+from conjure.protocol.errors import ERROR_CODES
 from wsclient import open_client
-
-from protocol import messages as m
-from protocol.commitment import check_reveal, commitment, commitment_preimage
-from protocol.errors import ERROR_CODES
 
 ROOT = Path(__file__).parent.parent
 DOC = (ROOT / "docs" / "PROTOCOL.md").read_text()

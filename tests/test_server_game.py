@@ -9,21 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from gamescripts import DARK, DARK_TOTALS, NAMES, STANDARD, STANDARD_TOTALS, STARS, RoundScript
-from wsclient import Client, open_table, play_round, start_game
-
-from protocol import messages as m
-from protocol.deck import Card
-from protocol.events import (
+from conjure.protocol import messages as m
+from conjure.protocol.deck import Card
+from conjure.protocol.events import (
     GameStarted,
     ProposalMade,
     ProposalSettled,
     VoteCast,
     event_from_record,
 )
-from protocol.messages import RoomSettings
-from server.logstore import read_log
-from server.rules import fold
+from conjure.protocol.messages import RoomSettings
+from conjure.server.logstore import read_log
+from conjure.server.rules import fold
+from gamescripts import DARK, DARK_TOTALS, NAMES, STANDARD, STANDARD_TOTALS, STARS, RoundScript
+from wsclient import Client, open_table, play_round, start_game
 
 
 def deck(variant: str = "standard") -> RoomSettings:

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 import trio
+from conjure.protocol import messages as m
+from conjure.protocol.events import event_from_record
+from conjure.protocol.messages import InLimits, RoomSettings
+from conjure.server.logstore import read_log
 
-from protocol import messages as m
-from protocol.events import event_from_record
-from protocol.messages import InLimits, RoomSettings
-from server.logstore import read_log
 from tests.clienthelpers import wait_until
 from tests.wsclient import connect_from, open_client, open_table
 
@@ -447,7 +447,7 @@ async def test_connect_from_binds_the_source_address(server, source):
 
 
 def test_an_ipv6_visitor_counts_by_its_64_and_a_mapped_ipv4_as_ipv4():
-    from server.gate import address_key
+    from conjure.server.gate import address_key
 
     assert address_key("2001:db8:1:2::5") == address_key("2001:db8:1:2:ffff::1")
     assert address_key("2001:db8:1:2::5") != address_key("2001:db8:1:3::5")
@@ -456,8 +456,8 @@ def test_an_ipv6_visitor_counts_by_its_64_and_a_mapped_ipv4_as_ipv4():
 
 
 def test_the_book_forgets_an_address_that_holds_nothing():
-    from server.config import ServerConfig
-    from server.gate import AddressBook
+    from conjure.server.config import ServerConfig
+    from conjure.server.gate import AddressBook
 
     clock = [0.0]
     book = AddressBook(ServerConfig(replays=Path()), now=lambda: clock[0])

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conjure.protocol import messages as m
+from conjure.protocol.messages import RoomSettings
+from conjure.server import app, fdbudget, settings
+from conjure.server.config import TUNABLE, ServerConfig
 
-from protocol import messages as m
-from protocol.messages import RoomSettings
-from server import app, fdbudget, settings
-from server.config import TUNABLE, ServerConfig
 from tests.wsclient import open_client
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,7 +69,7 @@ def test_serve_refuses_a_bad_config_file_before_starting(tmp_path):
     conf = tmp_path / "conjure.toml"
     conf.write_text("max_conections = 4\n")
     out = subprocess.run(
-        [sys.executable, "-m", "client.cli", "serve", "--config", str(conf), "--port", "0"],
+        [sys.executable, "-m", "conjure.client.cli", "serve", "--config", str(conf), "--port", "0"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -111,7 +111,16 @@ def test_a_small_open_file_limit_lowers_the_caps_and_says_so(tmp_path):
 
     proc = subprocess.Popen(
         [
-            *(sys.executable, "-m", "client.cli", "serve", "--host", "127.0.0.1", "--port", "0"),
+            *(
+                sys.executable,
+                "-m",
+                "conjure.client.cli",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+            ),
             *("--replays", str(tmp_path / "replays"), "--max-connections", "100000"),
         ],
         cwd=ROOT,

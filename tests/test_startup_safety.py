@@ -22,15 +22,12 @@ from typing import Any
 
 import pytest
 import trio
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from client.cli import main
-from protocol.deck import Card
-from protocol.events import RULES_VERSION, Limits, SpellWritten
-from protocol.words import MAX_WORD_LENGTH
-from server.app import banner
-from server.logstore import (
+from conjure.client.cli import main
+from conjure.protocol.deck import Card
+from conjure.protocol.events import RULES_VERSION, Limits, SpellWritten
+from conjure.protocol.words import MAX_WORD_LENGTH
+from conjure.server.app import banner
+from conjure.server.logstore import (
     GENESIS,
     MAX_LINE_BYTES,
     LogError,
@@ -43,8 +40,11 @@ from server.logstore import (
     reopen_after_failure,
     reopen_writer,
 )
-from server.recovery import NOT_A_LOG, load_replays
-from server.rules.legality import first_illegal
+from conjure.server.recovery import NOT_A_LOG, load_replays
+from conjure.server.rules.legality import first_illegal
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from tests.auditlogs import RecordingTable, as_batches
 from tests.rulestable import DEFAULT_CARDS
 from tests.test_redecide import random_game
@@ -508,7 +508,8 @@ async def test_a_full_disk_holds_the_game_and_it_goes_on_when_space_is_back(
 ) -> None:
     """Appends fail: nothing unacknowledged is kept, everyone is told, the game waits; once the
     disk has room again the room reopens its log by itself and play goes on, no restart."""
-    from protocol import messages as m
+    from conjure.protocol import messages as m
+
     from tests.clienthelpers import wait_until
     from tests.wsclient import open_table
 
@@ -559,7 +560,8 @@ async def test_a_full_disk_holds_the_game_and_it_goes_on_when_space_is_back(
 async def test_a_game_that_cannot_write_its_first_record_leaves_no_log_and_no_promise(
     start_server, small_disk: Path
 ) -> None:
-    from protocol import messages as m
+    from conjure.protocol import messages as m
+
     from tests.wsclient import open_table
 
     replays = small_disk / "replays"

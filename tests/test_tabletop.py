@@ -12,7 +12,10 @@ SHEETS = Path(__file__).parent / "sheets"
 
 def conjure(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "client.cli", *args], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "conjure.client.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

@@ -24,16 +24,10 @@ from pathlib import Path
 
 import pytest
 import trio
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
-from polling import poll_until
-
-from client import wire
-from client.bots.player import Bot, BotOptions, NamePool
-from client.net import Backoff, Connection
-from client.pins import (
+from conjure.client import wire
+from conjure.client.bots.player import Bot, BotOptions, NamePool
+from conjure.client.net import Backoff, Connection
+from conjure.client.pins import (
     CertificateRefused,
     KnownServers,
     Trust,
@@ -44,12 +38,17 @@ from client.pins import (
     pin_problem,
     pinned_line,
 )
-from client.session import Session
-from client.statefile import StateDir
-from protocol import messages as m
-from protocol.fingerprint import fingerprint, parse_fingerprint
-from server import app as server_app
-from server import tlscert
+from conjure.client.session import Session
+from conjure.client.statefile import StateDir
+from conjure.protocol import messages as m
+from conjure.protocol.fingerprint import fingerprint, parse_fingerprint
+from conjure.server import app as server_app
+from conjure.server import tlscert
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from polling import poll_until
 
 ROOT = Path(__file__).parent.parent
 LISTENING = re.compile(r"^listening on wss://127\.0\.0\.1:(\d+)$")
@@ -187,7 +186,7 @@ async def _read_until_listening(stream: trio.abc.ReceiveStream, lines: list[str]
 @pytest.mark.slow
 async def test_serve_prints_the_fingerprint_in_its_join_lines(tmp_path, known):
     tls_dir = tmp_path / "server-tls"
-    cmd = [sys.executable, "-m", "client.cli", "serve", "--tls-self-signed", "--tls-dir"]
+    cmd = [sys.executable, "-m", "conjure.client.cli", "serve", "--tls-self-signed", "--tls-dir"]
     cmd += [str(tls_dir), "--host", "127.0.0.1", "--port", "0", "--replays", str(tmp_path / "r")]
     proc = await trio.lowlevel.open_process(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT
@@ -487,7 +486,7 @@ def test_serving_doc_shows_the_sentences_the_client_says():
 
 
 def test_play_refuses_a_pin_that_cannot_apply(capsys):
-    from client.app import Options, run_client
+    from conjure.client.app import Options, run_client
 
     assert run_client(Options(url="ws://127.0.0.1:1", create=True, pin=fingerprint(b"x"))) == 2
     assert "not wss://" in capsys.readouterr().err

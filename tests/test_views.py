@@ -9,16 +9,16 @@ event each seat's and a spectator's frame is compared with the plainly built vie
 from __future__ import annotations
 
 import pytest
+from conjure.protocol.messages import Receipt, ResultView, RoomSettings, Update, server_decoder
+from conjure.server import results
+from conjure.server.connection import encode
+from conjure.server.lobby import Lobby
+from conjure.server.rules import commands as c
+from conjure.server.rules.evolve import evolve
+from conjure.server.rules.state import Game
+from conjure.server.views import Table as ViewTable
+from conjure.server.views import ViewCache, build_view, update_frames
 
-from protocol.messages import Receipt, ResultView, RoomSettings, Update, server_decoder
-from server import results
-from server.connection import encode
-from server.lobby import Lobby
-from server.rules import commands as c
-from server.rules.evolve import evolve
-from server.rules.state import Game
-from server.views import Table as ViewTable
-from server.views import ViewCache, build_view, update_frames
 from tests.rulestable import Table, rulebook_example
 
 DECODE = server_decoder

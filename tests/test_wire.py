@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 import trio
+from conjure.client import net, wire
+from conjure.client.statefile import StateDir
+from conjure.protocol import messages as m
 from trio_websocket import ConnectionClosed, open_websocket_url
 from wsclient import open_table, start_game
-
-from client import net, wire
-from client.statefile import StateDir
-from protocol import messages as m
 
 
 def closed_port() -> int:

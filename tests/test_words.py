@@ -8,11 +8,8 @@ import sys
 from importlib import resources
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from protocol import words
-from protocol.words import (
+from conjure.protocol import words
+from conjure.protocol.words import (
     MAX_WORD_LENGTH,
     base_forms,
     contains_written,
@@ -22,6 +19,8 @@ from protocol.words import (
     same_word,
     validate_written,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 # ---------------------------------------------------------------------------------------
 # Normal form
@@ -318,7 +317,7 @@ def test_normal_form_is_trimmed_and_single_spaced(text: str) -> None:
 
 
 def test_data_file_is_small_and_packaged() -> None:
-    resource = resources.files("protocol.data").joinpath(words.DATA_FILE)
+    resource = resources.files("conjure.protocol.data").joinpath(words.DATA_FILE)
     data = resource.read_bytes()
     assert len(data) < 2_000_000
     text = gzip.decompress(data).decode("utf-8")

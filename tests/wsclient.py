@@ -30,13 +30,12 @@ from typing import Any
 
 import msgspec
 import trio
+from conjure.client import wire
+from conjure.client.wire import Refused
+from conjure.protocol import messages as m
+from conjure.protocol.commitment import commitment, new_nonce
+from conjure.protocol.messages import PROTOCOL_VERSION, RoomSettings, View
 from trio_websocket import ConnectionClosed
-
-from client import wire
-from client.wire import Refused
-from protocol import messages as m
-from protocol.commitment import commitment, new_nonce
-from protocol.messages import PROTOCOL_VERSION, RoomSettings, View
 
 TIMEOUT = 5.0
 __all__ = [

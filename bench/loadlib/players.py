@@ -32,9 +32,8 @@ from dataclasses import dataclass, field
 
 import msgspec
 import trio
+from conjure.protocol.commitment import commitment
 from trio_websocket import ConnectionClosed, connect_websocket
-
-from protocol.commitment import commitment
 
 N = 6
 SPELLS = ("rocket", "ocean", "hydrogen", "engine", "wheel", "sail", "cloud", "tiger", "forest")

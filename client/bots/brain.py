@@ -1,7 +1,7 @@
 """The computer player's word sense: pure, seeded, numpy only.
 
 Everything here works from the data committed under ``client/bots/data/`` (built once by
-:mod:`client.bots.build_data`): a vocabulary of common nouns with 128-dimensional MiniLM
+`client/bots/databuild/build_data.py`): a vocabulary of common nouns with 128-dimensional MiniLM
 sentence embeddings (unit length, so a dot product is a cosine), each default-deck
 category's members (best-known first), WordNet hypernym links for custom categories, and
 the stop-list. Loading is lazy and happens once per process.
@@ -48,9 +48,8 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 import numpy as np
-
-from client.bots.categories import Category, _content_tokens, knows, resolve
-from client.bots.darkmagic import (
+from conjure.client.bots.categories import Category, _content_tokens, knows, resolve
+from conjure.client.bots.darkmagic import (
     _association,
     _context,
     _dark_marks,
@@ -62,8 +61,8 @@ from client.bots.darkmagic import (
     _positions,
     _reference,
 )
-from client.bots.safety import _clashes, _looks_alike, unsafe_summon
-from client.bots.tuning import (
+from conjure.client.bots.safety import _clashes, _looks_alike, unsafe_summon
+from conjure.client.bots.tuning import (
     CLUE_CONTEXT,
     CLUE_MAX_CONTEXT,
     CLUE_MIN_CONTEXT,
@@ -98,9 +97,9 @@ from client.bots.tuning import (
     TYPICAL_WEIGHT,
     ZIPF_WEIGHT,
 )
-from client.bots.votes import _vote_adjectives, _vote_category, _vote_noun, _vote_same
-from client.bots.worddata import Data, _vector, is_stopped, load_data, similarity
-from protocol.words import contains_written, hidden_inside, same_word
+from conjure.client.bots.votes import _vote_adjectives, _vote_category, _vote_noun, _vote_same
+from conjure.client.bots.worddata import Data, _vector, is_stopped, load_data, similarity
+from conjure.protocol.words import contains_written, hidden_inside, same_word
 
 __all__ = [
     "Brain",

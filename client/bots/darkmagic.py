@@ -7,9 +7,8 @@ import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-
-from client.bots.categories import Category, resolve
-from client.bots.tuning import (
+from conjure.client.bots.categories import Category, resolve
+from conjure.client.bots.tuning import (
     DARK_MARK_MIN_SIM,
     DARK_MARK_MIN_Z,
     DARK_MARK_SOFT,
@@ -19,8 +18,8 @@ from client.bots.tuning import (
     DARK_SECRETS,
     DARK_SLIP,
 )
-from client.bots.worddata import _vector, load_data
-from protocol.words import normalize
+from conjure.client.bots.worddata import _vector, load_data
+from conjure.protocol.words import normalize
 
 # ------------------------------------------------------------------------------------------
 # Dark Magic

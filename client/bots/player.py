@@ -33,15 +33,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import trio
-
-from client import wire
-from client.bots.brain import Brain, is_stopped, knows, load_data
-from client.pins import KnownServers, Trust, refused
-from client.statefile import StateDir
-from protocol import messages as m
-from protocol.commitment import commitment, new_nonce
-from protocol.structs import struct_tag
-from protocol.words import contains_written, validate_written
+from conjure.client import wire
+from conjure.client.bots.brain import Brain, is_stopped, knows, load_data
+from conjure.client.pins import KnownServers, Trust, refused
+from conjure.client.statefile import StateDir
+from conjure.protocol import messages as m
+from conjure.protocol.commitment import commitment, new_nonce
+from conjure.protocol.structs import struct_tag
+from conjure.protocol.words import contains_written, validate_written
 
 CLIENT_NAME = "conjure-bot/0.1"
 #: The state-file "server" of a bot's seat is its URL, this, and its name (never a person's key).

@@ -73,7 +73,7 @@ def print_guesses(words: list[str], k: int = 10) -> int:
     if len(words) < 2:
         print("conjure bot: --guess needs a category and at least one word", file=sys.stderr)
         return 2
-    from client.bots.brain import guess, resolve
+    from conjure.client.bots.brain import guess, resolve
 
     category, marked = words[0], words[1:]
     ranked = guess(category, marked, k)
@@ -126,7 +126,7 @@ def _check(args: argparse.Namespace) -> str | None:
         return "give the server address, e.g. conjure bot ws://127.0.0.1:8765 --room ABCD"
     if not (args.url.startswith("ws://") or args.url.startswith("wss://")):
         return f"{args.url!r} is not a ws:// or wss:// address"
-    from client.pins import pin_problem
+    from conjure.client.pins import pin_problem
 
     if problem := pin_problem(args.url, args.pin):
         return problem
@@ -138,7 +138,7 @@ def _check(args: argparse.Namespace) -> str | None:
 
 
 def _delay(text: str) -> tuple[float, float] | str:
-    from client.bots.player import parse_delay
+    from conjure.client.bots.player import parse_delay
 
     try:
         return parse_delay(text)
@@ -159,9 +159,9 @@ async def main(
     quiet: bool = False,
     pin: str | None = None,
 ) -> int:
-    from client.bots.brain import load_data
-    from client.bots.player import Bot, BotOptions, NamePool, saved_bots
-    from client.statefile import StateDir
+    from conjure.client.bots.brain import load_data
+    from conjure.client.bots.player import Bot, BotOptions, NamePool, saved_bots
+    from conjure.client.statefile import StateDir
 
     await trio.to_thread.run_sync(load_data)
     base = seed if seed is not None else random.SystemRandom().randrange(1_000_000)

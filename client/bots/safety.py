@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
-from client.bots.worddata import is_stopped
-from protocol.words import contains_written, hidden_inside
+from conjure.client.bots.worddata import is_stopped
+from conjure.protocol.words import contains_written, hidden_inside
 
 # ------------------------------------------------------------------------------------------
 # Validity of a summoning word

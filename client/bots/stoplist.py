@@ -1,6 +1,6 @@
 """The stop-list: words the computer players never write, summon or suggest.
 
-One parser and one test, used both when the word data is built (:mod:`client.bots.build_data`)
+One parser and one test, used both when the word data is built (`client/bots/databuild/build_data.py`)
 and at play time (:mod:`client.bots.brain`), so the two can never disagree.
 """
 

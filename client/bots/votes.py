@@ -6,20 +6,19 @@ import functools
 import re
 
 import numpy as np
-
-from client.bots.categories import _content_tokens, resolve
-from client.bots.tuning import (
+from conjure.client.bots.categories import _content_tokens, resolve
+from conjure.client.bots.tuning import (
     CATEGORY_FIT_THRESHOLD,
     SAME_FAMILY_SIZE,
     SAME_FAMILY_THRESHOLD,
     SAME_THING_THRESHOLD,
 )
-from client.bots.worddata import _PREPOSITIONS, _THINGS, _lookup, _vector, load_data
-from protocol.words import normalize, same_word, word_data
+from conjure.client.bots.worddata import _PREPOSITIONS, _THINGS, _lookup, _vector, load_data
+from conjure.protocol.words import normalize, same_word, word_data
 
 
 def _is_noun_phrase(word: str) -> bool:
-    from protocol.words import is_known_noun
+    from conjure.protocol.words import is_known_noun
 
     return _lookup(word) is not None or is_known_noun(word)
 
@@ -38,7 +37,7 @@ def _vote_adjectives(word: str) -> tuple[bool, str]:
     tokens = normalize(word).replace("-", " ").split()
     if len(tokens) < 2 or _lookup(word) is not None:
         return False, f'"{word}" is the name of a thing'
-    from protocol.words import is_known_noun
+    from conjure.protocol.words import is_known_noun
 
     if is_known_noun(word):
         return False, f'"{word}" is the name of a thing'
@@ -91,7 +90,7 @@ def _category_phrase(category: str) -> str:
     """How a sentence names a category: lower case where natural ("Animal" -> "an animal",
     but "U.S. state" -> "a U.S. state"); a plural one is "one of the ..." ("Things in a kitchen
     drawer" -> "one of the things in a kitchen drawer")."""
-    from protocol.words import base_forms, word_data
+    from conjure.protocol.words import base_forms, word_data
 
     text = " ".join(category.split())
     words = text.split(" ")

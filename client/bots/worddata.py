@@ -1,7 +1,7 @@
 """The computer players' word data: loading ``client/bots/data/`` once, and looking words up.
 
 A vocabulary of common nouns with unit-length MiniLM vectors, the deck categories' members,
-WordNet hypernym links and the stop-list (see :mod:`client.bots.build_data`).
+WordNet hypernym links and the stop-list (see `client/bots/databuild/build_data.py`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
-
-from client.bots.stoplist import parse_stoplist, stopped
-from protocol.words import normalize
+from conjure.client.bots.stoplist import parse_stoplist, stopped
+from conjure.protocol.words import normalize
 
 
 def _words(text: str) -> list[str]:
@@ -74,7 +73,7 @@ FLAG_SPELL = 4
 @functools.cache
 def load_data() -> Data:
     """Load the committed word data once per process (about 0.1 s)."""
-    base = resources.files("client.bots").joinpath("data")
+    base = resources.files("conjure.client.bots").joinpath("data")
     with base.joinpath("vectors.npz").open("rb") as fh, np.load(fh) as z:
         words = tuple(z["words"].tolist())
         vecs = z["vecs"].astype(np.float32)
@@ -127,7 +126,7 @@ def _lookup(word: str) -> int | None:
     for form in (text, text.replace("-", " "), text.replace(" ", ""), text.replace(" ", "-")):
         if form in data.index:
             return data.index[form]
-    from protocol.words import base_forms
+    from conjure.protocol.words import base_forms
 
     for form in sorted(base_forms(text)):
         if form in data.index:

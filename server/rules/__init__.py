@@ -1,8 +1,8 @@
 """The rules of Conjure as a pure decider: ``decide(state, command)`` and ``evolve(state, event)``."""
 
-from protocol.errors import Refusal
-from server.rules.decide import decide
-from server.rules.evolve import evolve, fold
-from server.rules.state import Game
+from conjure.protocol.errors import Refusal
+from conjure.server.rules.decide import decide
+from conjure.server.rules.evolve import evolve, fold
+from conjure.server.rules.state import Game
 
 __all__ = ["Game", "Refusal", "decide", "evolve", "fold"]

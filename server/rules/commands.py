@@ -10,10 +10,9 @@ import re
 from typing import Any
 
 import msgspec
-
-from protocol.deck import Card
-from protocol.events import DealRecord, Limits, PlayerInfo, Variant
-from protocol.structs import FrozenStruct
+from conjure.protocol.deck import Card
+from conjure.protocol.events import DealRecord, Limits, PlayerInfo, Variant
+from conjure.protocol.structs import FrozenStruct
 
 
 def _snake(name: str) -> str:

@@ -11,18 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from protocol import events as ev
-from protocol.commitment import HEX64, check_reveal
-from protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
-from protocol.deal import combined_seed, commitment_of, seeded_deal
-from protocol.errors import Refusal
-from protocol.events import RULE_TEXT, RULES_VERSION, is_rule
-from protocol.house import UnknownHouseRule, canonical
-from protocol.words import same_word, validate_written
-from server.rules import commands as cmd
-from server.rules.evolve import concerned_seats, evolve
-from server.rules.sheet import current_checks, score_current
-from server.rules.state import Game, Proposal
+from conjure.protocol import events as ev
+from conjure.protocol.commitment import HEX64, check_reveal
+from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
+from conjure.protocol.deal import combined_seed, commitment_of, seeded_deal
+from conjure.protocol.errors import Refusal
+from conjure.protocol.events import RULE_TEXT, RULES_VERSION, is_rule
+from conjure.protocol.house import UnknownHouseRule, canonical
+from conjure.protocol.words import same_word, validate_written
+from conjure.server.rules import commands as cmd
+from conjure.server.rules.evolve import concerned_seats, evolve
+from conjure.server.rules.sheet import current_checks, score_current
+from conjure.server.rules.state import Game, Proposal
 
 MAX_PROPOSALS_PER_PLAYER = 10
 

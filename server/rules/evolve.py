@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar
 
-from protocol import events as ev
-from server.rules.state import Game, Proposal, Round, RoundResultRecord
+from conjure.protocol import events as ev
+from conjure.server.rules.state import Game, Proposal, Round, RoundResultRecord
 
 _T = TypeVar("_T")
 
@@ -208,7 +208,7 @@ def _add_proposal(g: Game, r: Round, e: ev.ProposalMade) -> None:
 
 def concerned_seats(g: Game, r: Round, seats: Iterable[int]) -> set[int]:
     """Everyone who wrote one of the words in question: they do not vote on it (V1)."""
-    from protocol.words import same_word
+    from conjure.protocol.words import same_word
 
     assert r.published is not None
     words = [r.published[s] for s in seats]

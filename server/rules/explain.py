@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.wording import signed
-from server.rules.scoring import P, RoundResult, RoundSheet
+from conjure.protocol.wording import signed
+from conjure.server.rules.scoring import P, RoundResult, RoundSheet
 
 CASE_TEXT = {
     "everyone": "everyone summoned the same thing (P1)",

@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import msgspec
-
-from protocol import events as ev
-from server.rules.evolve import concerned_seats, evolve
-from server.rules.sheet import score_current
-from server.rules.state import Game
+from conjure.protocol import events as ev
+from conjure.server.rules.evolve import concerned_seats, evolve
+from conjure.server.rules.sheet import score_current
+from conjure.server.rules.state import Game
 
 
 def upgrade(state: Game | None, event: ev.Event) -> ev.Event:

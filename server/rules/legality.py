@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from protocol import events as ev
-from protocol.commitment import HEX64
-from protocol.counts import MAX_PLAYERS, MIN_PLAYERS
-from protocol.events import AUDITABLE_RULES, COLOURS, RULE_TEXT, RULES_VERSION
-from protocol.words import validate_written
-from server.rules.decide import MAX_PROPOSALS_PER_PLAYER
-from server.rules.evolve import evolve
-from server.rules.state import Game, Round
+from conjure.protocol import events as ev
+from conjure.protocol.commitment import HEX64
+from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS
+from conjure.protocol.events import AUDITABLE_RULES, COLOURS, RULE_TEXT, RULES_VERSION
+from conjure.protocol.words import validate_written
+from conjure.server.rules.decide import MAX_PROPOSALS_PER_PLAYER
+from conjure.server.rules.evolve import evolve
+from conjure.server.rules.state import Game, Round
 
 __all__ = ["first_illegal"]
 

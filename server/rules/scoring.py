@@ -15,8 +15,8 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
-from protocol.house import HOUSE_RULES, parse_house_rules
-from protocol.words import (
+from conjure.protocol.house import HOUSE_RULES, parse_house_rules
+from conjure.protocol.words import (
     PLURAL,
     SAME_LETTERS,
     contains_written,

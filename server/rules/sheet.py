@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from protocol.events import RULE_TEXT
-from protocol.words import same_word
-from server.rules.scoring import RoundResult, RoundSheet, check_words, score_round
-from server.rules.state import Game
+from conjure.protocol.events import RULE_TEXT
+from conjure.protocol.words import same_word
+from conjure.server.rules.scoring import RoundResult, RoundSheet, check_words, score_round
+from conjure.server.rules.state import Game
 
 
 def round_sheet(g: Game) -> RoundSheet[int]:

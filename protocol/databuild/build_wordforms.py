@@ -5,7 +5,10 @@ Playing must need no Debian package and no download, so the few WordNet facts th
 Building needs the Debian package ``wordnet-base`` (files under ``/usr/share/wordnet``)::
 
     apt-get install -y wordnet-base
-    python -m protocol.build_wordforms [--wordnet DIR] [--out FILE]
+    python protocol/databuild/build_wordforms.py [--wordnet DIR] [--out FILE]
+
+(from a checkout: ``protocol/databuild/`` is no package of ``pyproject.toml``, so the
+script is not installed).
 
 The output is gzip-compressed UTF-8 text with five sections, one entry per line:
 
@@ -40,7 +43,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 DEFAULT_WORDNET_DIR = Path("/usr/share/wordnet")
-DEFAULT_OUT = Path(__file__).resolve().parent / "data" / "wordnet_nouns.txt.gz"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "data" / "wordnet_nouns.txt.gz"
 HEADER = "# Conjure word forms v1, built by protocol/build_wordforms.py from WordNet 3.0"
 
 _ADJ_MARKER = re.compile(r"\([a-z]+\)$")  # data.adj marks syntax like "galore(ip)"
