@@ -71,9 +71,6 @@ except ImportError:  # run with a python that lacks the project's packages: use 
         os.execv(str(VENV_PY), [str(VENV_PY), *sys.argv])
     raise
 
-from conjure.protocol.commitment import commitment  # noqa: E402
-from conjure.protocol.messages import MAX_FRAME_BYTES  # noqa: E402
-from conjure.server.config import ServerConfig  # noqa: E402
 from loadlib import procstat  # noqa: E402
 from loadlib.players import (  # noqa: E402
     SPELLS,
@@ -89,6 +86,10 @@ from loadlib.players import (  # noqa: E402
     LWelcome,
     conjure_need,
 )
+
+from conjure.protocol.commitment import commitment  # noqa: E402
+from conjure.protocol.messages import MAX_FRAME_BYTES  # noqa: E402
+from conjure.server.config import ServerConfig  # noqa: E402
 
 HOST = "127.0.0.1"
 HONEST = "127.0.0.2"

@@ -40,7 +40,7 @@ from conjure.client.bots.brain import Brain, load_data  # noqa: E402
 from conjure.client.bots.player import passes_checks, safe_summon  # noqa: E402
 from conjure.protocol.commitment import commitment  # noqa: E402
 from conjure.protocol.deck import default_deck  # noqa: E402
-from conjure.protocol.events import COLOURS, Limits, PlayerInfo  # noqa: E402
+from conjure.protocol.events import COLOURS, GameSetup, Limits, PlayerInfo  # noqa: E402
 from conjure.protocol.words import same_word  # noqa: E402
 from conjure.server.rules import Refusal, decide, fold  # noqa: E402
 from conjure.server.rules import commands as c  # noqa: E402
@@ -77,13 +77,15 @@ class Engine:
         self.run(
             c.StartGame(
                 now=now,
-                game_id=f"bench-{random.random():.12f}",
-                room="BNCH",
-                variant=variant,  # type: ignore[arg-type]
-                players=players,
-                host=0,
-                cards=tuple(cards),
-                limits=Limits(),
+                setup=GameSetup(
+                    game_id=f"bench-{random.random():.12f}",
+                    room="BNCH",
+                    variant=variant,
+                    players=players,
+                    host=0,
+                    cards=tuple(cards),
+                    limits=Limits(),
+                ),
             )
         )
 
@@ -116,13 +118,13 @@ def play_game(stats: Stats, n: int, variant: str, rng: random.Random, noise: flo
         g = e.g
         r = g.round
         conj = r.conjurer
-        open_cards = [(i, card) for i, card in enumerate(g.cards) if i not in g.used]
+        open_cards = [(i, card) for i, card in enumerate(g.setup.cards) if i not in g.used]
         pick = brains[conj].choose_card([(card.text, card.stars) for _, card in open_cards])
         index, card = open_cards[pick]
         category = card.text
         e.run(c.ChooseCard(now=now, seat=conj, card=index))
         rnd = e.g.round.number
-        gid = e.g.game_id
+        gid = e.g.setup.game_id
         words: dict[int, str] = {}
         if dark:
             words[conj] = brains[conj].dark_summon(category)

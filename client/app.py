@@ -30,14 +30,6 @@ from dataclasses import dataclass, field
 
 import msgspec
 import trio
-from conjure.client import screen
-from conjure.client.net import Connection
-from conjure.client.pins import KnownServers, Trust, pin_problem
-from conjure.client.session import Session, name_problem, parse_limits
-from conjure.client.statefile import ENV_LOCAL_SERVER, StateDir
-from conjure.protocol.deck import DeckError, load_deck
-from conjure.protocol.house import HOUSE_RULES, canonical
-from conjure.protocol.messages import ClientMsg, RoomSettings
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
@@ -50,6 +42,15 @@ from prompt_toolkit.layout.controls import BufferControl, UIContent, UIControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import BeforeInput, ConditionalProcessor, PasswordProcessor
 from prompt_toolkit.output import ColorDepth
+
+from conjure.client import screen
+from conjure.client.net import Connection
+from conjure.client.pins import KnownServers, Trust, pin_problem
+from conjure.client.session import Session, name_problem, parse_limits
+from conjure.client.statefile import ENV_LOCAL_SERVER, StateDir
+from conjure.protocol.deck import DeckError, load_deck
+from conjure.protocol.house import HOUSE_RULES, canonical
+from conjure.protocol.messages import ClientMsg, RoomSettings
 
 DEFAULT_URL = "ws://localhost:8765"
 

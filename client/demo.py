@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+
 from conjure.protocol import messages as m
 from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS
 from conjure.protocol.events import Variant

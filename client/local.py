@@ -335,6 +335,7 @@ async def _until_seated(link, done: Callable[[Any], bool], proc, timeout: float)
     """Read updates until ``done(view)``; RuntimeError if the bots' process ended first or
     they did not sit down in time."""
     import trio
+
     from conjure.protocol import messages as m
 
     with trio.move_on_after(timeout):
@@ -351,6 +352,7 @@ async def _until_seated(link, done: Callable[[Any], bool], proc, timeout: float)
 async def _bots_saved(bots_store: StateDir, url: str, room: str, count: int) -> None:
     """Wait (briefly) until ``count`` bots have saved their seats: their ids are read there."""
     import trio
+
     from conjure.client.bots.player import saved_bots
 
     for _ in range(50):
@@ -371,6 +373,7 @@ async def host_new_room(
 ) -> str:
     """Create the room as the person, save the seat, start the bots, wait until they sit."""
     import trio
+
     from conjure.client import wire
     from conjure.protocol import messages as m
 
@@ -408,6 +411,7 @@ async def rejoin_game(
     """Take the person's seat of ``last`` back, start its bots with their own names (they
     resume their seats by their tokens), wait until they sit. RuntimeError if the seat is gone."""
     import trio
+
     from conjure.client import wire
     from conjure.client.bots.player import move_bot_seats, saved_bots
 
@@ -439,6 +443,7 @@ async def look_at_room(url: str, room: str, token: str | None, timeout: float = 
     """The room's view as it is now (None if it cannot be seen): as a spectator, or else with
     the seat's token (the client has exited, so nobody is replaced)."""
     import trio
+
     from conjure.client import wire
     from conjure.protocol import messages as m
 
@@ -468,6 +473,7 @@ def run_trio(fn: Callable[[*Ts], Awaitable[T]], *args: *Ts) -> T:
     """``trio.run(fn, *args)``, stopped (Stopped) by SIGTERM or SIGHUP; a failure to talk to
     the server comes out as RuntimeError with a short reason."""
     import trio
+
     from conjure.client import wire
 
     result: list[T] = []

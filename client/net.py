@@ -22,6 +22,7 @@ import traceback
 from collections.abc import Callable
 
 import trio
+
 from conjure.client import wire
 from conjure.client.pins import Trust, refused
 from conjure.client.session import Session

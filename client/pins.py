@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+
 from conjure.client.statefile import default_state_dir, write_private
 from conjure.protocol.fingerprint import fingerprint, parse_fingerprint, same_fingerprint
 

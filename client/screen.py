@@ -20,6 +20,9 @@ import itertools
 import os
 from dataclasses import dataclass
 
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.styles import Style
+
 from conjure.client.session import Session, settings_lines
 from conjure.client.statefile import ENV_SHARE_URL
 from conjure.client.textfit import cells, pad, shorten, wrap, wrap_items
@@ -34,8 +37,6 @@ from conjure.client.texts import (
 from conjure.protocol.events import CASE_TEXT, RULE_TEXT
 from conjure.protocol.messages import PlayerView, ProposalView, ResultView, View
 from conjure.protocol.wording import names_list, stars
-from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.styles import Style
 
 PHASE_NAMES = {
     "lobby": "lobby",

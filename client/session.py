@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable
 
 import trio
+
 from conjure.client.inputs import Inputs, Refused
 from conjure.client.setupform import (
     LIMIT_DEFAULTS,

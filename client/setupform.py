@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import msgspec
+
 from conjure.protocol.deck import Card, DeckError, card_text_problem, clean_card_text, load_deck
 from conjure.protocol.house import HOUSE_RULES
 from conjure.protocol.messages import InLimits, RoomSettings

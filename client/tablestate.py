@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import trio
+
 from conjure.client.statefile import StateDir
 from conjure.protocol.counts import crystal_range
 from conjure.protocol.events import RULE_TEXT, Rule, is_rule

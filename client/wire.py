@@ -32,10 +32,6 @@ from urllib.parse import urlsplit
 
 import msgspec
 import trio
-from conjure.client.pins import CertificateRefused, Trust, open_tls, server_key, tls_handshake
-from conjure.protocol import messages as m
-from conjure.protocol.structs import struct_tag
-from conjure.protocol.wsclose import crossed_close
 from trio_websocket import (
     ConnectionClosed,
     ConnectionRejected,
@@ -43,6 +39,11 @@ from trio_websocket import (
     WebSocketConnection,
     wrap_client_stream,
 )
+
+from conjure.client.pins import CertificateRefused, Trust, open_tls, server_key, tls_handshake
+from conjure.protocol import messages as m
+from conjure.protocol.structs import struct_tag
+from conjure.protocol.wsclose import crossed_close
 
 #: Largest frame a client accepts (a full view of an 8-player game with a big custom deck).
 MAX_MESSAGE_SIZE = 2**22

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated
 
 import msgspec
+
 from conjure.protocol.text import unshown_problem
 
 MAX_CARD_TEXT = 60

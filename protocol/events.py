@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Literal, TypeGuard, get_args
 
 import msgspec
+
 from conjure.protocol.deck import Card
 from conjure.protocol.structs import FrozenStruct, struct_tag
 
@@ -83,14 +84,13 @@ class DealRecord(msgspec.Struct, frozen=True, kw_only=True):
     deck: tuple[Card, ...]
 
 
-class Event(FrozenStruct, tag_field="type"):
-    """Base of every event; ``type`` is the tag."""
+class GameSetup(FrozenStruct):
+    """What a game is set up with, declared once: the command that starts a game carries it
+    (``StartGame.setup``), ``game_started`` records it (its fields at the top of the record,
+    beside ``rules_version``) and the game's state keeps it (``Game.setup``)."""
 
-
-class GameStarted(Event, tag="game_started"):
     game_id: str
     room: str
-    rules_version: int
     variant: Variant
     players: tuple[PlayerInfo, ...]
     host: int
@@ -109,6 +109,24 @@ class GameStarted(Event, tag="game_started"):
     #: The log's record format (server.logstore.LOG_FORMAT): 2 from the logs whose batches carry
     #: their commands; 1 before.
     log_format: int = 1
+
+
+class Event(FrozenStruct, tag_field="type"):
+    """Base of every event; ``type`` is the tag."""
+
+
+class GameStarted(Event, GameSetup, tag="game_started", kw_only=True):
+    rules_version: int
+
+    @classmethod
+    def of(cls, setup: GameSetup, rules_version: int) -> GameStarted:
+        """The event that records ``setup``, played by rules ``rules_version``."""
+        return cls(**msgspec.structs.asdict(setup), rules_version=rules_version)
+
+    @property
+    def setup(self) -> GameSetup:
+        """The setup this event records (without the rules version)."""
+        return GameSetup(**{f: getattr(self, f) for f in GameSetup.__struct_fields__})
 
 
 class RoundStarted(Event, tag="round_started"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import msgspec
+
 from conjure.protocol.deck import Card, card_text_problem
 from conjure.protocol.errors import ErrorCode
 from conjure.protocol.events import Limits, Rule, Variant

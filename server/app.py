@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import trio
+
 from conjure.protocol.events import RULES_VERSION
 from conjure.protocol.messages import PROTOCOL_VERSION
 from conjure.server import settings, tlscert

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+
 from conjure.protocol import events as ev
 from conjure.protocol.commitment import check_reveal
 from conjure.protocol.events import RULES_VERSION
@@ -578,12 +579,12 @@ class _Replay:
                 r,
             )
             return
-        log.opens = check_reveal(expected, g.game_id, e.round, e.seat, e.nonce, e.word)
+        log.opens = check_reveal(expected, g.setup.game_id, e.round, e.seat, e.nonce, e.word)
         if not log.opens:
             self.problem(
                 "reveals",
                 f"round {e.round}: {who}'s reveal of {e.word!r} at {step.where} does not open "
-                f"their commitment {expected[:12]}… (game {g.game_id!r}, round {e.round}, seat "
+                f"their commitment {expected[:12]}… (game {g.setup.game_id!r}, round {e.round}, seat "
                 f"{e.seat}): the word is not the one committed to",
                 r,
             )
@@ -618,8 +619,8 @@ class _Replay:
         try:
             r.sheet = round_sheet(g)
             # Scored as the game was played: by the house rules its host chose, if any.
-            r.result = score_round(r.sheet, g.house_rules)
-            if g.house_rules:
+            r.result = score_round(r.sheet, g.setup.house_rules)
+            if g.setup.house_rules:
                 r.official = score_round(r.sheet)
         except Exception as exc:
             self.problem(
@@ -786,6 +787,7 @@ def _replay(audit: Audit) -> None:
     while end and records[end - 1].batch:
         end -= 1
     _Replay(audit).run(records[:end])
+    decided_all = False
     if start.rules_version == RULES_VERSION:
         # Every batch decided again from the command recorded with it: the moves themselves,
         # not only their events, must be what the rules allow and produce.
@@ -793,6 +795,7 @@ def _replay(audit: Audit) -> None:
         audit.redecided = decided.batches
         if decided.mismatch is not None:
             audit.fail("rules", f"not what the rules decide at {decided.mismatch.sentence()}")
+        decided_all = decided.mismatch is None
         if start.deal is None:
             audit.notes.append(
                 "the cards were not dealt from a seeded shuffle (no deal recorded): nothing in "
@@ -804,6 +807,10 @@ def _replay(audit: Audit) -> None:
             f"rules version {start.rules_version}: the log records no commands, so its moves "
             "were checked event by event, not decided again"
         )
+    if decided_all:
+        # Every event is what the rules decide from its command, so the legality fold (which
+        # deciding again replaces) would find nothing: as in recovery, it explains a refused log.
+        return
     steps = [(s, s.event) for s in audit.steps if s.event is not None]
     illegal = first_illegal([e for _, e in steps])
     if illegal is not None:

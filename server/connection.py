@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import trio
+from trio_websocket import ConnectionClosed, WebSocketConnection
+
 from conjure.protocol.messages import Bye, ServerMsg, encoder
 from conjure.protocol.wsclose import crossed_close
 from conjure.server import directsend
-from trio_websocket import ConnectionClosed, WebSocketConnection
 
 if TYPE_CHECKING:
     from conjure.server.room import Room

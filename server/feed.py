@@ -64,7 +64,7 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
             rules = "Dark Magic" if variant == "dark-magic" else "standard"
             return f"The game begins: {len(players)} players, {rules} rules."
         case ev.RoundStarted(round=n, conjurer=c):
-            return f"Round {n} of {len(g.players)}: {name(c)} is the conjurer."
+            return f"Round {n} of {len(g.setup.players)}: {name(c)} is the conjurer."
         case ev.PhaseStarted(phase="choose", turn=t) if t is not None:
             return f"{name(t)} is choosing a category."
         case ev.PhaseStarted(phase="dark-commit", turn=t) if t is not None:
@@ -80,7 +80,7 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
         case ev.PhaseStarted(phase="review"):
             return "Review the words: challenge one, propose two as the same, or say done."
         case ev.CardChosen(seat=s, card=c):
-            card = g.cards[c]
+            card = g.setup.cards[c]
             return f"{name(s)} chose the category {card.text!r} ({counted(card.stars, 'star')})."
         case ev.SpellWritten(seat=s, word=w):
             return f"{name(s)} wrote the spell word {w!r}."

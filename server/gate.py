@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import trio
+
 from conjure.protocol.errors import ErrorCode, Refusal
 from conjure.server.config import ServerConfig
 

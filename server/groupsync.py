@@ -30,8 +30,9 @@ from typing import Literal
 
 import outcome
 import trio
-from conjure.server import fssync
 from trio.lowlevel import Abort, RunVar, Task
+
+from conjure.server import fssync
 
 #: Worker batches in flight at once.
 MAX_FLUSHERS = 2

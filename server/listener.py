@@ -13,6 +13,7 @@ import errno
 import logging
 
 import trio
+
 from conjure.server.gate import AddressBook
 
 log = logging.getLogger("conjure.server")

@@ -38,6 +38,7 @@ from typing import Annotated, Any, BinaryIO
 
 import msgspec
 import trio
+
 from conjure.server.fssync import shared_sync_device
 from conjure.server.groupsync import AppendFailed, group_sync, write_all
 

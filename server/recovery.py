@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
+
 from conjure.protocol.events import (
     AUDITABLE_RULES,
     FINAL_EVENTS,

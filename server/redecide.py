@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
+
 from conjure.protocol.errors import Refusal
 from conjure.protocol.events import Event, event_data, event_from_record, event_type
 from conjure.server.logstore import LogRecord

@@ -14,7 +14,7 @@ from conjure.server.rules.state import Game, RoundResultRecord
 def card_view(g: Game, index: int | None) -> CardView | None:
     if index is None:
         return None
-    card = g.cards[index]
+    card = g.setup.cards[index]
     return CardView(index=index, text=card.text, stars=card.stars, used=index in g.used)
 
 

@@ -27,11 +27,19 @@ from dataclasses import dataclass, field
 
 import msgspec
 import trio
+
 from conjure.protocol import messages as m
 from conjure.protocol.deal import combined_seed, commitment_of, seeded_deal
 from conjure.protocol.deck import Card
 from conjure.protocol.errors import Refusal
-from conjure.protocol.events import DealRecord, Limits, PresenceChanged, event_data, event_type
+from conjure.protocol.events import (
+    DealRecord,
+    GameSetup,
+    Limits,
+    PresenceChanged,
+    event_data,
+    event_type,
+)
 from conjure.protocol.messages import InLimits, Receipt, ResultView, RoomSettings
 from conjure.protocol.structs import struct_tag
 from conjure.protocol.words import word_fingerprint
@@ -53,6 +61,7 @@ from conjure.server.logstore import (
     LogFailure,
     LogRecord,
 )
+from conjure.server.members import Members, Roster
 from conjure.server.roomio import GameLog, LogStore, Viewer
 from conjure.server.rules import commands as cmd
 from conjure.server.rules.decide import decide_and_fold
@@ -132,16 +141,18 @@ def settings_of(game: Game, scale: float = 1.0) -> RoomSettings:
     limits = InLimits(
         **{
             k: (None if v is None else max(5.0, round(v / scale, 3)))
-            for k, v in msgspec.structs.asdict(game.limits).items()
+            for k, v in msgspec.structs.asdict(game.setup.limits).items()
         }
     )
-    deck = game.deck if game.deck in ("default", "default+custom", "custom") else "default"
+    deck = (
+        game.setup.deck if game.setup.deck in ("default", "default+custom", "custom") else "default"
+    )
     return RoomSettings(
-        variant=game.variant,
+        variant=game.setup.variant,
         deck=deck,
         limits=limits,
-        spectators=game.spectators and not game.private,
-        house_rules=list(game.house_rules),
+        spectators=game.setup.spectators and not game.setup.private,
+        house_rules=list(game.setup.house_rules),
     )
 
 
@@ -183,13 +194,11 @@ class Room:
         else:
             assert game is not None  # no lobby: the room was resumed from its log
             self.settings = settings_of(game, config.limit_scale)
-        self.conns: dict[str, Viewer] = {}  # player id -> its live connection
-        self.watchers: set[Viewer] = set()
+        #: Each seat's live connection, the spectators, who is away since when (server.members).
+        self.members = Members()
         now = config.clock()
-        #: player id -> when their connection went (everyone is away in a room loaded from a log)
-        self.away_since: dict[str, float] = {}
-        if game is not None:
-            self.away_since = {p.id: now for p in game.players}
+        if game is not None:  # a room loaded from its log: everyone is away
+            self.members.away_since = {p.id: now for p in game.setup.players}
         self.empty_since: float | None = now
         #: Since when no seat has been connected (spectators do not keep a game alive).
         self.no_player_since: float | None = now
@@ -208,7 +217,7 @@ class Room:
         if game is not None and not game.over:  # a restart: nobody is connected any more
             self._presence = {
                 p.seat: False
-                for p in game.players
+                for p in game.setup.players
                 if p.seat not in game.kicked and p.seat not in game.away
             }
         self.closed = False
@@ -218,6 +227,26 @@ class Room:
         # back to back, without a scheduler round trip each (the room awaits only its log).
         self._inbox: deque[Request | Detached | Stop] = deque()
         self._wakeup = trio.lowlevel.ParkingLot()
+
+    @property
+    def conns(self) -> dict[str, Viewer]:
+        """Player id -> its live connection."""
+        return self.members.conns
+
+    @property
+    def watchers(self) -> set[Viewer]:
+        return self.members.watchers
+
+    @property
+    def away_since(self) -> dict[str, float]:
+        return self.members.away_since
+
+    def _roster(self) -> Roster:
+        """The seats as they are now: the lobby's, or once started the game's."""
+        if self.lobby is not None:
+            return Roster.of_lobby(self.lobby)
+        assert self.game is not None
+        return Roster.of_game(self.game)
 
     def __repr__(self) -> str:
         return f"<Room {self.code} {'lobby' if self.game is None else self.game.phase}>"
@@ -332,8 +361,13 @@ class Room:
             times.append(retry)
         if not stalled and g is not None and not g.over and not g.paused and g.deadline is not None:
             times.append(g.deadline)
-        host = self._host_id()
-        if not stalled and host is not None and host in self.away_since and self._candidates():
+        host = self._roster().host
+        if (
+            not stalled
+            and host is not None
+            and host in self.away_since
+            and self._roster().successors(self.conns)
+        ):
             times.append(self.away_since[host] + self.config.host_grace)
         limit = self._idle_limit()
         if limit is not None and self.empty_since is not None:
@@ -369,7 +403,7 @@ class Room:
                 await self._execute(cmd.Tick(now=now, deadline=deadline))
             except Refusal:  # the log failed (the room is on hold now); never spin on it
                 return
-        host = self._host_id()
+        host = self._roster().host
         if (
             host is not None
             and host in self.away_since
@@ -400,7 +434,7 @@ class Room:
             log.info(
                 "room %s: game %s abandoned (no player for %g s)",
                 self.code,
-                self.game.game_id,
+                self.game.setup.game_id,
                 self.config.abandon_after,
             )
             self.end_reason = "game abandoned"
@@ -408,87 +442,34 @@ class Room:
 
     # ------------------------------------------------------------------ seats
 
-    def _host_id(self) -> str | None:
-        if self.lobby is not None:
-            return self.lobby.host_id
-        g = self.game
-        if g is None or g.over:
-            return None
-        return g.players[g.host].id
-
-    def _seat_index(self, player_id: str) -> int | None:
-        if self.lobby is not None:
-            return self.lobby.index(player_id)
-        assert self.game is not None
-        for p in self.game.players:
-            if p.id == player_id:
-                return p.seat
-        return None
-
-    def _name(self, player_id: str) -> str:
-        if self.lobby is not None:
-            i = self.lobby.index(player_id)
-            return self.lobby.seats[i].name if i is not None else "?"
-        assert self.game is not None
-        i = self._seat_index(player_id)
-        return self.game.name(i) if i is not None else "?"
-
-    def _candidates(self) -> list[str]:
-        """Who could take over as host: connected seats after the host, in seat order."""
-        host = self._host_id()
-        if self.lobby is not None:
-            ids = [s.id for s in self.lobby.seats]
-        else:
-            assert self.game is not None
-            ids = [p.id for p in self.game.players if p.seat not in self.game.kicked]
-        if host in ids:
-            i = ids.index(host)
-            ids = ids[i + 1 :] + ids[:i]
-        return [pid for pid in ids if pid in self.conns and pid != host]
-
     async def _pass_host(self, reason: str) -> None:
-        candidates = self._candidates()
+        candidates = self._roster().successors(self.conns)
         if not candidates:
             return
         to = candidates[0]
         if self.lobby is not None:
             self.lobby.pass_host(to)
-            self._broadcast([f"{self._name(to)} is now the host ({reason})."])
+            self._broadcast([f"{self._roster().name(to)} is now the host ({reason})."])
             return
         if self._running():
-            i = self._seat_index(to)
+            i = self._roster().seat(to)
             assert i is not None
             await self._execute(cmd.PassHost(now=self.config.clock(), to=i, reason=reason))
 
     def _attach(self, conn: Viewer, player_id: str) -> None:
         """Bind ``conn`` to a seat; an older connection for the seat is replaced."""
-        old = self.conns.get(player_id)
-        if old is not None and old is not conn:
-            old.room = None
-            old.player_id = None
-            old.close("replaced by a new connection")
-        self.conns[player_id] = conn
-        conn.room = self
-        conn.player_id = player_id
-        conn.spectator = False
-        self.away_since.pop(player_id, None)
+        self.members.seat(conn, player_id, self)
         self._note_presence(player_id, True)
 
     def _detach(self, conn: Viewer) -> None:
-        conn.room = None
-        if conn.spectator:
-            self.watchers.discard(conn)
-        elif conn.player_id is not None and self.conns.get(conn.player_id) is conn:
-            del self.conns[conn.player_id]
-            self.away_since[conn.player_id] = self.config.clock()
-            self._note_presence(conn.player_id, False)
-        conn.player_id = None
-        conn.spectator = False
+        gone = self.members.release(conn, self.config.clock())
+        if gone is not None:
+            self._note_presence(gone, False)
 
     def _note_presence(self, player_id: str, connected: bool) -> None:
         """A seat came or went during a game: logged (by ``_log_presence``) once handled."""
         if self._running() and self.lobby is None:
-            seat = self._seat_index(player_id)
+            seat = self._roster().seat(player_id)
             if seat is not None:
                 self._presence[seat] = connected
 
@@ -514,22 +495,14 @@ class Room:
         pid = conn.player_id
         was_seat = not conn.spectator and pid is not None and self.conns.get(pid) is conn
         if was_seat and self._dealing is not None and pid is not None:
-            i = self._seat_index(pid)
+            i = self._roster().seat(pid)
             self._dealing.waiting.discard(i if i is not None else -1)  # dealt without their share
         self._detach(conn)
         if was_seat:
             assert pid is not None
-            self._broadcast([f"{self._name(pid)} is away."])
+            self._broadcast([f"{self._roster().name(pid)} is away."])
         else:
             self._viewers_changed()
-
-    def _member(self, conn: Viewer) -> str:
-        """The player id acting through ``conn``, or a Refusal."""
-        if conn.room is not self:
-            raise Refusal("not_in_room", "Join a room first.")
-        if conn.spectator or conn.player_id is None:
-            raise Refusal("spectator", "Spectators watch; they cannot act in the game.")
-        return conn.player_id
 
     # ------------------------------------------------------------------ requests
 
@@ -550,15 +523,15 @@ class Room:
             case m.Leave():
                 await self._leave(conn)
             case m.SendChat():
-                pid = self._member(conn)
-                i = self._seat_index(pid)
-                self._send_all(m.Chat(name=self._name(pid), text=msg.text, seat=i))
+                pid = self.members.acting(conn, self)
+                i = self._roster().seat(pid)
+                self._send_all(m.Chat(name=self._roster().name(pid), text=msg.text, seat=i))
             case m.ChangeSettings():
                 self._change_settings(conn, msg)
             case m.SeatOrder():
-                pid = self._member(conn)
+                pid = self.members.acting(conn, self)
                 self._lobby_only().reorder(pid, list(msg.order))
-                self._broadcast([f"{self._name(pid)} changed the seating order."])
+                self._broadcast([f"{self._roster().name(pid)} changed the seating order."])
             case m.StartGame():
                 await self._start(conn)
             case m.DealSeed(seed=seed):
@@ -611,7 +584,7 @@ class Room:
             pid = found.id if found else None
         else:
             assert self.game is not None
-            for p in self.game.players:  # no early exit: timing does not tell which seat
+            for p in self.game.setup.players:  # no early exit: timing does not tell which seat
                 if token_matches(msg.token, p.token_hash):
                     pid = p.id
                     if p.seat in self.game.kicked:
@@ -620,11 +593,11 @@ class Room:
             raise Refusal("bad_token", f"That token does not match a seat in room {self.code}.")
         if conn.room is self and conn.player_id != pid:
             raise Refusal("already_in_room", f"You are already in room {self.code}.")
-        i = self._seat_index(pid)
+        i = self._roster().seat(pid)
         assert i is not None
         self._attach(conn, pid)
         conn.send(m.Seated(room=self.code, seat=i, player_id=pid, token=msg.token))
-        self._broadcast([f"{self._name(pid)} is back."])
+        self._broadcast([f"{self._roster().name(pid)} is back."])
 
     def _watch(self, conn: Viewer, msg: m.Watch) -> None:
         self._not_member(conn)
@@ -637,10 +610,7 @@ class Room:
                 "spectators_full",
                 f"This room already has {allowed} spectators, as many as it allows.",
             )
-        self.watchers.add(conn)
-        conn.room = self
-        conn.spectator = True
-        conn.player_id = None
+        self.members.watch(conn, self)
         conn.send(m.Watching(room=self.code))
         # The newcomer sees the table now; everyone else learns the new count in a coalesced update.
         frames = update_frames(
@@ -661,25 +631,23 @@ class Room:
             conn.close("you stopped watching")
             self._viewers_changed()
             return
-        pid = self._member(conn)
-        name = self._name(pid)
+        pid = self.members.acting(conn, self)
+        name = self._roster().name(pid)
         if self.lobby is not None:
             self.lobby.remove(pid)
-            self.conns.pop(pid, None)
-            self.away_since.pop(pid, None)
-            conn.room = None
-            conn.player_id = None
+            self.members.remove(pid)
+            Members.unbind(conn)
             conn.close("you left the room")
             self._broadcast([f"{name} left."])
             return
         self._detach(conn)
         conn.close("you left the game; your seat is kept and your token resumes it")
         self._broadcast([f"{name} left the table."])
-        if pid == self._host_id():
+        if pid == self._roster().host:
             await self._pass_host("the host left")
 
     def _change_settings(self, conn: Viewer, msg: m.ChangeSettings) -> None:
-        pid = self._member(conn)
+        pid = self.members.acting(conn, self)
         lobby = self._lobby_only()
         before = lobby.settings
         lobby.change_settings(pid, msg.settings)
@@ -691,25 +659,22 @@ class Room:
             for w in list(self.watchers):
                 self._detach(w)
                 w.close("this room no longer allows spectators")
-        self._broadcast([f"{self._name(pid)} changed the settings."])
+        self._broadcast([f"{self._roster().name(pid)} changed the settings."])
 
     def _lobby_kick(self, conn: Viewer, seat: int) -> None:
-        pid = self._member(conn)
+        pid = self.members.acting(conn, self)
         assert self.lobby is not None
         gone = self.lobby.kick(pid, seat)
-        self.away_since.pop(gone.id, None)
-        kicked = self.conns.pop(gone.id, None)
+        kicked = self.members.remove(gone.id)
         if kicked is not None:
-            kicked.room = None
-            kicked.player_id = None
             kicked.close("the host removed you from the room")
-        self._broadcast([f"{self._name(pid)} removed {gone.name} from the room."])
+        self._broadcast([f"{self._roster().name(pid)} removed {gone.name} from the room."])
 
     # ------------------------------------------------------------------ the game
 
     async def _start(self, conn: Viewer) -> None:
         """The host starts: the deal opens (protocol.deal); the game starts once it is dealt."""
-        pid = self._member(conn)
+        pid = self.members.acting(conn, self)
         lobby = self._lobby_only()
         if self._dealing is not None:
             raise Refusal("dealing", DEALING)
@@ -741,11 +706,11 @@ class Room:
 
     def _contribute(self, conn: Viewer, seed: str) -> bool:
         """A seat's share of the shuffle; True once every awaited seat has given one."""
-        pid = self._member(conn)
+        pid = self.members.acting(conn, self)
         d = self._dealing
         if d is None:
             raise Refusal("not_dealing", "No deal is waiting for your share of the shuffle.")
-        i = self._seat_index(pid)
+        i = self._roster().seat(pid)
         assert i is not None
         if i in d.contributions:
             raise Refusal("already_contributed", "You already gave your share of this deal.")
@@ -777,8 +742,7 @@ class Room:
         cards = seeded_deal(d.deck, n, combined_seed(d.server_seed, record.contributions, n))
         now = self.config.clock()
         game_id = new_game_id()
-        start = cmd.StartGame(
-            now=now,
+        setup = GameSetup(
             game_id=game_id,
             room=self.code,
             variant=settings.variant,
@@ -794,6 +758,7 @@ class Room:
             deal=record,
             log_format=LOG_FORMAT,
         )
+        start = cmd.StartGame(now=now, setup=setup)
         decided = decide_and_fold(None, start)
         if isinstance(decided, Refusal):
             raise decided
@@ -827,12 +792,12 @@ class Room:
         self._apply(events, records, state)
 
     async def _game_command(self, conn: Viewer, msg: m.ClientMsg) -> None:
-        pid = self._member(conn)
+        pid = self.members.acting(conn, self)
         if self.game is None:
             raise Refusal("not_started", "The game has not started yet.")
         if self.stalled_retry is not None:
             raise Refusal("log_unavailable", LOG_STALLED)
-        seat = self._seat_index(pid)
+        seat = self._roster().seat(pid)
         assert seat is not None
         command = to_command(msg, seat, self.config.clock())
         if command is None:
@@ -873,11 +838,8 @@ class Room:
         assert self.game is not None
         if all(isinstance(e, PresenceChanged) for e in events):
             return  # the room told everyone already ("... is away."); the view is the same
-        for p in self.game.players:  # removed players' connections go
-            if p.seat in self.game.kicked and p.id in self.conns:
-                gone = self.conns.pop(p.id)
-                gone.room = None
-                gone.player_id = None
+        for p in self.game.setup.players:  # removed players' connections go
+            if p.seat in self.game.kicked and (gone := self.members.remove(p.id)) is not None:
                 gone.close("the host removed you from the game")
         self._broadcast(feed.describe(self.game, events))
         if self.game.over and self.writer is not None:
@@ -930,7 +892,7 @@ class Room:
 
     def _broadcast(self, lines: list[str]) -> None:
         """One Update per seat now, built by ``views.update_frames``; spectators' coalesced."""
-        seats = {pid: self._seat_index(pid) for pid in self.conns}
+        seats = {pid: self._roster().seat(pid) for pid in self.conns}
         self._players_due = None  # this update carries the spectator count too
         now = self.config.clock()
         if self.watchers:
@@ -992,13 +954,12 @@ class Room:
 
     def _send_all(self, msg: m.ServerMsg) -> None:
         text = encode(msg)
-        for conn in [*self.conns.values(), *self.watchers]:
+        for conn in self.members.everyone():
             conn.send_text(text)
 
     def _close_all(self, reason: str, code: int) -> None:
-        for conn in [*self.conns.values(), *self.watchers]:
-            conn.room = None
-            conn.player_id = None
+        for conn in list(self.members.everyone()):
+            Members.unbind(conn)
             conn.close(reason, code)
         self.conns.clear()
         self.watchers.clear()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
+
 from conjure.protocol.messages import ServerMsg
 from conjure.server.logstore import LogRecord, open_writer, reopen_after_failure
 

@@ -25,6 +25,8 @@ from typing import Any
 
 import msgspec
 import trio
+from trio_websocket import ConnectionClosed, Endpoint, WebSocketRequest, wrap_server_stream
+
 from conjure.protocol import messages as m
 from conjure.protocol.errors import Refusal
 from conjure.protocol.messages import MAX_FRAME_BYTES, PROTOCOL_VERSION, client_decoder
@@ -36,10 +38,9 @@ from conjure.server.gate import AddressBook, Bucket
 from conjure.server.listener import GuardedListener
 from conjure.server.lobby import new_room_code
 from conjure.server.netinfo import url_host
-from conjure.server.recovery import LoadReport, load_replays
+from conjure.server.recovery import LoadReport, Resumed, load_replays
 from conjure.server.room import Detached, Request, Room, Stop, msg_tag
 from conjure.server.roomio import DiskLogStore
-from trio_websocket import ConnectionClosed, Endpoint, WebSocketRequest, wrap_server_stream
 
 SERVER_NAME = "conjure-server/0.1"
 SHUTDOWN_BYE = "the server is shutting down; reconnect with your token when it is back"
@@ -152,8 +153,8 @@ class GameServer:
                 resumed.writer.close()  # is harmless)
             self._stopped.set()
 
-    def _resume_room(self, resumed: Any) -> None:
-        code = resumed.game.room
+    def _resume_room(self, resumed: Resumed) -> None:
+        code = resumed.game.setup.room
         if code in self.rooms:
             line = (
                 f"refused {resumed.path}: room {code} is already taken by another unfinished game"
@@ -176,7 +177,7 @@ class GameServer:
         self.rooms[code] = room
         assert self._rooms_nursery is not None
         self._rooms_nursery.start_soon(room.run)
-        log.info("room %s: resumed game %s from its log", code, resumed.game.game_id)
+        log.info("room %s: resumed game %s from its log", code, resumed.game.setup.game_id)
 
     def _new_room(self, conn: Connection) -> Room:
         if self._stopping.is_set():

@@ -26,13 +26,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from conjure.protocol.fingerprint import fingerprint
-from conjure.protocol.statedir import default_state_dir
-from conjure.server.netinfo import addresses_for
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from conjure.protocol.fingerprint import fingerprint
+from conjure.protocol.statedir import default_state_dir
+from conjure.server.netinfo import addresses_for
 
 CERT_FILE = "cert.pem"
 KEY_FILE = "key.pem"

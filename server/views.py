@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+
 from conjure.protocol.messages import (
     CardView,
     PlayerView,
@@ -120,7 +121,7 @@ def update_frames(
     }
     if game is not None:
         g, results = game, table.results
-        used = (g.cards, frozenset(g.used))  # g.cards: an immutable tuple
+        used = (g.setup.cards, frozenset(g.used))  # g.cards: an immutable tuple
         shared["cards"] = cache.get("cards", used, lambda: _raw(_card_views(g)))
         # Results are only appended, never changed: their count and the last one say all.
         grown = (len(results), id(results[-1]) if results else 0)
@@ -163,7 +164,7 @@ def _checks(g: Game, cache: ViewCache | None) -> tuple[dict, dict]:
     if cache is None:
         return current_checks(g)
     key = (
-        g.game_id,
+        g.setup.game_id,
         r.number,
         tuple(sorted(r.published.items())),
         tuple(sorted(r.spells.items())),
@@ -201,7 +202,7 @@ def _lobby_view(table: Table) -> View:
 
 
 def _card_views(g: Game) -> list[CardView]:
-    return [c for c in (card_view(g, i) for i in range(len(g.cards))) if c is not None]
+    return [c for c in (card_view(g, i) for i in range(len(g.setup.cards))) if c is not None]
 
 
 def _game_view(table: Table, g: Game, checks: tuple[dict, dict], lists: bool = True) -> View:
@@ -209,7 +210,7 @@ def _game_view(table: Table, g: Game, checks: tuple[dict, dict], lists: bool = T
     published = r.published if r is not None else None
     invalid, flags = checks
     players = []
-    for p in g.players:
+    for p in g.setup.players:
         s = p.seat
         pv = PlayerView(
             seat=s,
@@ -259,14 +260,14 @@ def _game_view(table: Table, g: Game, checks: tuple[dict, dict], lists: bool = T
             )
     return View(
         room=table.code,
-        game_id=g.game_id,
+        game_id=g.setup.game_id,
         phase=g.phase,
         host=g.host,
         settings=table.settings,
         players=players,
         cards=_card_views(g) if lists else [],
         round=r.number if r is not None else 0,
-        rounds=len(g.players),
+        rounds=len(g.setup.players),
         conjurer=r.conjurer if r is not None else None,
         card=card_view(g, r.card) if r is not None else None,
         turn=g.turn,

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import trio
+
 from conjure.protocol.events import Event, event_data, event_type
 from conjure.server.logstore import LogRecord, open_for_append
 from conjure.server.rules import commands as c
-
 from tests.rulestable import Table
 
 START = 1767225600.0  # 2026-01-01 00:00:00 UTC

@@ -18,12 +18,13 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import trio
-from conjure.client.app import ClientApp, Options
-from conjure.protocol.messages import View
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from wsclient import Client, open_client
+
+from conjure.client.app import ClientApp, Options
+from conjure.protocol.messages import View
 
 ENTER = "\r"
 CTRL_U = "\x15"

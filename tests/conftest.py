@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 import trio
+
 from conjure.server.config import ServerConfig
 from conjure.server.service import GameServer, serve
 

@@ -28,6 +28,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import trio
+from gamescripts import RoundScript
+from wsclient import Client, open_client
+
 from conjure.protocol import messages as m
 from conjure.protocol.commitment import commitment, new_nonce
 from conjure.protocol.deck import Card
@@ -35,8 +38,6 @@ from conjure.protocol.events import GameEnded, event_from_record
 from conjure.protocol.messages import InLimits, RoomSettings, View
 from conjure.server.logstore import LogReadResult, read_log
 from conjure.server.rules import fold
-from gamescripts import RoundScript
-from wsclient import Client, open_client
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTENING = re.compile(r"^listening on ws://127\.0\.0\.1:(\d+)$", re.MULTILINE)

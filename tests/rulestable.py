@@ -9,7 +9,7 @@ import hashlib
 
 from conjure.protocol.commitment import commitment
 from conjure.protocol.deck import Card
-from conjure.protocol.events import COLOURS, Event, Limits, PlayerInfo
+from conjure.protocol.events import COLOURS, Event, GameSetup, Limits, PlayerInfo
 from conjure.server.rules import Game, Refusal, decide, fold
 from conjure.server.rules import commands as c
 
@@ -60,13 +60,15 @@ class Table:
         self.run(
             c.StartGame(
                 now=self.now,
-                game_id="game-1",
-                room="ABCD",
-                variant=variant,  # type: ignore[arg-type]
-                players=players(n),
-                host=0,
-                cards=tuple(Card(text=t, stars=s) for t, s in cards),
-                limits=limits or Limits(),
+                setup=GameSetup(
+                    game_id="game-1",
+                    room="ABCD",
+                    variant=variant,
+                    players=players(n),
+                    host=0,
+                    cards=tuple(Card(text=t, stars=s) for t, s in cards),
+                    limits=limits or Limits(),
+                ),
             )
         )
 
@@ -108,7 +110,7 @@ class Table:
     # -- phases
     def choose(self, card: int | str = 0) -> None:
         if isinstance(card, str):
-            card = [x.text for x in self.g.cards].index(card)
+            card = [x.text for x in self.g.setup.cards].index(card)
         self.run(c.ChooseCard(now=self.now, seat=self.conjurer, card=card))
 
     def spell(self, *words: str | None) -> None:
@@ -136,7 +138,7 @@ class Table:
 
     def commit(self, name: str, word: str) -> None:
         s = self.seat(name)
-        h = commitment(self.g.game_id, self.round, s, nonce_for(s, self.round, word), word)
+        h = commitment(self.g.setup.game_id, self.round, s, nonce_for(s, self.round, word), word)
         self.run(c.Commit(now=self.now, seat=s, commitment=h))
 
     def reveal(self, name: str, word: str) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 import pytest
+
 from conjure.client import screen
 from conjure.client.cli import main
 from conjure.protocol import messages as m
@@ -28,7 +29,6 @@ from conjure.server.rules import commands as c
 from conjure.server.rules import decide, fold
 from conjure.server.views import Table as ViewTable
 from conjure.server.views import build_view
-
 from tests.auditlogs import START, RecordingTable, as_batches, write_log, write_records
 from tests.rulestable import Table
 from tests.test_client_session import Harness, players, view

@@ -11,6 +11,9 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from conjure.client.cli import main
 from conjure.client.statefile import StateDir
 from conjure.protocol.statedir import (
@@ -21,9 +24,6 @@ from conjure.protocol.statedir import (
 )
 from conjure.server.audit_verify import Audit, Receipt, Unusable, audit
 from conjure.server.logstore import LogRecord, read_log
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.auditlogs import (
     SAMPLE_CASES,
     SAMPLE_SCORES,

@@ -11,6 +11,8 @@ from pathlib import Path
 import msgspec
 import pytest
 import trio
+from polling import poll_until
+
 from conjure.client.bots import runner
 from conjure.client.bots.player import (
     UNKNOWN_CATEGORY_LINE,
@@ -29,7 +31,6 @@ from conjure.protocol.events import event_from_record
 from conjure.protocol.words import contains_written
 from conjure.server.logstore import read_log
 from conjure.server.rules import fold
-from polling import poll_until
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_DELAY = (0.0, 0.0)

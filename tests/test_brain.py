@@ -7,6 +7,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from conjure.client.bots import brain
 from conjure.client.bots.brain import (
     Brain,
@@ -19,8 +22,6 @@ from conjure.client.bots.brain import (
 )
 from conjure.protocol.deck import default_deck
 from conjure.protocol.words import contains_written, same_word
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 DECK = [card.text for card in default_deck()]
 

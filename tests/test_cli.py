@@ -8,6 +8,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
 from conjure.client.cli import SUBCOMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent

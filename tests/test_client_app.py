@@ -5,6 +5,7 @@ asyncio) against a real server on loopback, the other seats played by scripted p
 from __future__ import annotations
 
 from clienthelpers import CTRL_U, ENTER, HeadlessClient, robots
+
 from conjure.client.app import Options
 from conjure.protocol.messages import (
     CastVote,

@@ -7,6 +7,9 @@ Pure Session tests (``test_client_session.Harness``: no network, a state directo
 from __future__ import annotations
 
 import trio
+from screencheck import problems
+from test_client_session import Harness, players, spells, view
+
 from conjure.client import screen
 from conjure.client.session import Session
 from conjure.client.statefile import StateDir
@@ -30,8 +33,6 @@ from conjure.protocol.messages import (
     Update,
     Watch,
 )
-from screencheck import problems
-from test_client_session import Harness, players, spells, view
 
 URL = "ws://127.0.0.1:9"
 

@@ -13,11 +13,12 @@ import re
 
 import pytest
 from clienthelpers import ENTER, ESC, HeadlessClient, robots
+from screencheck import layout_problems, problems
+from wsclient import Client
+
 from conjure.client import screen
 from conjure.client.app import Options
 from conjure.protocol.messages import CastVote, ProposeSame, RoomSettings
-from screencheck import layout_problems, problems
-from wsclient import Client
 
 LONG = ["Bartholomew", "Constantina", "Dmitri Ivanov", "Evangeline", "Fitzgerald", "Guinevere"]
 SHORT = ["Bob", "Cat"]

@@ -28,10 +28,11 @@ from pathlib import Path
 import pytest
 import trio
 from clienthelpers import robots
-from conjure.protocol.messages import CastVote, ChallengeWord, ProposeSame
 from screencheck import assert_readable, unwrap
 from test_client_tmux import CONJURE, ROOT, TMUX, Tmux
 from wsclient import open_client
+
+from conjure.protocol.messages import CastVote, ChallengeWord, ProposeSame
 
 pytestmark = pytest.mark.slow
 

@@ -8,6 +8,7 @@ import stat
 
 import msgspec
 import pytest
+
 from conjure.client import screen
 from conjure.client.session import Session, SetupForm, parse_card, parse_limits
 from conjure.client.statefile import StateDir

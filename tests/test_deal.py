@@ -10,6 +10,8 @@ from collections import Counter
 
 import msgspec
 import trio
+from wsclient import open_client, open_table, start_game
+
 from conjure.client.cli import main
 from conjure.protocol import messages as m
 from conjure.protocol.deal import combined_seed, commitment_of, seeded_deal, shuffled
@@ -18,7 +20,6 @@ from conjure.protocol.events import DealRecord
 from conjure.protocol.messages import RoomSettings
 from conjure.server.logstore import GENESIS, build_record, encode_record, read_log
 from conjure.server.redecide import redecide
-from wsclient import open_client, open_table, start_game
 
 CARDS = [Card(text=f"Category {i}", stars=1 + i % 3) for i in range(12)]
 
@@ -120,7 +121,7 @@ async def test_cards_that_are_not_the_seeded_deal_are_caught(server, tmp_path, c
         data, cmd = r.data, r.cmd
         if r.seq == 0:
             data = {**data, "cards": better}
-            cmd = {**cmd, "cards": better}
+            cmd = {**cmd, "setup": {**cmd["setup"], "cards": better}}
         rec = build_record(prev, r.seq, r.ts, r.type, data, batch=r.batch, cmd=cmd)
         forged.append(rec)
         prev = rec.hash
@@ -150,7 +151,8 @@ async def test_the_server_refuses_to_resume_a_game_whose_cards_are_not_the_seede
     for r in records:
         data, cmd = r.data, r.cmd
         if r.seq == 0:
-            data, cmd = {**data, "cards": better}, {**cmd, "cards": better}
+            data = {**data, "cards": better}
+            cmd = {**cmd, "setup": {**cmd["setup"], "cards": better}}
         rec = build_record(prev, r.seq, r.ts, r.type, data, batch=r.batch, cmd=cmd)
         forged.append(rec)
         prev = rec.hash

@@ -12,7 +12,6 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import pytest
 import trio
-from conjure.server.connection import Connection
 from polling import poll_until
 from trio_websocket import (
     ConnectionClosed,
@@ -22,6 +21,8 @@ from trio_websocket import (
     serve_websocket,
 )
 from wsclient import close_socket
+
+from conjure.server.connection import Connection
 
 #: Bigger than the socket buffers of an unread loopback connection (about 4 MB here), so the
 #: kernel is sure to take only part of it: the rest is owed.

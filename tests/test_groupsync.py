@@ -11,6 +11,7 @@ from pathlib import Path
 import outcome
 import pytest
 import trio
+
 from conjure.server import fssync, groupsync
 from conjure.server.groupsync import AppendFailed, group_sync
 from conjure.server.logstore import open_for_append, read_log

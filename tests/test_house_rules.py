@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from conjure.client.cli import main
 from conjure.protocol.house import HOUSE_RULES, UnknownHouseRule, canonical, parse_house_rules
 from conjure.server.rules.scoring import RoundResult, score_round

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 
+from wsclient import open_client, open_table, play_round, start_game
+
 from conjure.client.cli import main
 from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.messages import RoomSettings
 from conjure.server.logstore import read_log
-from wsclient import open_client, open_table, play_round, start_game
 
 NAMES = ["Ann", "Bob", "Cy", "Dee"]
 

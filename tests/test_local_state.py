@@ -10,11 +10,12 @@ import socket
 from pathlib import Path
 
 import trio
+from wsclient import open_table, start_game
+
 from conjure.client import local
 from conjure.client.bots.player import bot_seat_server, move_bot_seats, saved_bots
 from conjure.client.statefile import StateDir
 from conjure.protocol import messages as m
-from wsclient import open_table, start_game
 
 OLD, NEW = "ws://127.0.0.1:8765", "ws://127.0.0.1:9001"
 

@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 import trio
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
 from conjure.server import logstore
 from conjure.server.logstore import (
     DOMAIN_TAG,
@@ -30,8 +33,6 @@ from conjure.server.logstore import (
     recover_torn_tail,
     verify_receipt,
 )
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
 
 TS = 1767225600.0
 

@@ -12,6 +12,8 @@ import unicodedata
 
 import msgspec
 import pytest
+from wsclient import open_client
+
 from conjure.client.session import Session
 from conjure.client.statefile import StateDir
 from conjure.protocol import messages as m
@@ -37,7 +39,6 @@ from conjure.protocol.text import (
 )
 from conjure.protocol.words import validate_written
 from conjure.server.lobby import Lobby
-from wsclient import open_client
 
 # ---------------------------------------------------------------------------- protocol.text
 

@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from conjure.client.cli import main
 from conjure.protocol.deck import Card
-from conjure.protocol.events import Limits
+from conjure.protocol.events import GameSetup, Limits
 from conjure.protocol.words import MAX_WORD_LENGTH
 from conjure.server.logstore import GENESIS, build_record, read_log
 from conjure.server.redecide import redecide
 from conjure.server.rules import Refusal, decide, fold
 from conjure.server.rules import commands as c
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.auditlogs import as_batches, sample_game, write_records
 from tests.rulestable import DEFAULT_CARDS, players
 from tests.test_rules_properties import command_for
@@ -215,13 +215,15 @@ def random_game(data: st.DataObject, n: int, variant: str) -> list[tuple[float, 
     now = 1000.0
     start = c.StartGame(
         now=now,
-        game_id="g",
-        room="ABCD",
-        variant=variant,  # type: ignore[arg-type]
-        players=players(n),
-        host=0,
-        cards=cards[:n],
-        limits=Limits(),
+        setup=GameSetup(
+            game_id="g",
+            room="ABCD",
+            variant=variant,
+            players=players(n),
+            host=0,
+            cards=cards[:n],
+            limits=Limits(),
+        ),
     )
     out = decide(None, start)
     assert not isinstance(out, Refusal)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+
 from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.messages import RoomSettings
@@ -194,7 +195,7 @@ async def start(room: Room, store: MemoryStore, table: list[FakeViewer]) -> Memo
         assert any(isinstance(x, m.DealOpen) for x in v.received)
         await ask(room, v, m.DealSeed(seed=secrets.token_hex(32)))
     assert room.game is not None
-    return store.logs[room.game.game_id]
+    return store.logs[room.game.setup.game_id]
 
 
 async def test_a_join_seats_the_player_and_everyone_sees_the_table():

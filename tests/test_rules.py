@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+
 from conjure.protocol.deck import Card
-from conjure.protocol.events import COLOURS, Limits, PlayerInfo, ProposalMade
+from conjure.protocol.events import COLOURS, GameSetup, Limits, PlayerInfo, ProposalMade
 from conjure.server.rules import Refusal, decide, fold
 from conjure.server.rules import commands as c
-
 from tests.rulestable import (
     DEFAULT_CARDS,
     NAMES,
@@ -33,13 +33,15 @@ def test_T1_three_to_eight_players():
             None,
             c.StartGame(
                 now=0,
-                game_id="g",
-                room="ABCD",
-                variant="standard",
-                players=seated,
-                host=0,
-                cards=tuple(Card(text=f"Card {i}", stars=1) for i in range(n)),
-                limits=Limits(),
+                setup=GameSetup(
+                    game_id="g",
+                    room="ABCD",
+                    variant="standard",
+                    players=seated,
+                    host=0,
+                    cards=tuple(Card(text=f"Card {i}", stars=1) for i in range(n)),
+                    limits=Limits(),
+                ),
             ),
         )
         assert isinstance(out, Refusal), out
@@ -49,12 +51,12 @@ def test_T1_three_to_eight_players():
 
 def test_T2_every_player_has_a_different_colour():
     t = Table(8)
-    assert len({p.colour for p in t.g.players}) == 8
+    assert len({p.colour for p in t.g.setup.players}) == 8
 
 
 def test_T3_one_card_dealt_per_player():
     t = Table(4)
-    assert len(t.g.cards) == 4
+    assert len(t.g.setup.cards) == 4
 
 
 def test_T5_round_r_is_conjured_by_the_rth_seat_and_there_is_one_round_per_player():
@@ -854,7 +856,6 @@ def test_W2_normal_form():
 
 def test_W3_singular_and_plural_are_the_same_word():
     from conjure.protocol.words import same_word
-
     from tests.test_words import SINGULAR_PLURAL
 
     for a, b in SINGULAR_PLURAL:

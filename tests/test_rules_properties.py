@@ -6,14 +6,14 @@ command we check the invariants of docs/RULES.md and that the state is the fold 
 
 from __future__ import annotations
 
-from conjure.protocol import events as ev
-from conjure.protocol.commitment import commitment
-from conjure.protocol.events import Limits
-from conjure.server.rules import Refusal, decide, evolve, fold
-from conjure.server.rules import commands as c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conjure.protocol import events as ev
+from conjure.protocol.commitment import commitment
+from conjure.protocol.events import GameSetup, Limits
+from conjure.server.rules import Refusal, decide, evolve, fold
+from conjure.server.rules import commands as c
 from tests.rulestable import DEFAULT_CARDS, nonce_for, players
 
 WORDS = [
@@ -38,7 +38,7 @@ RULES = ["noun", "no-adjectives", "category", "written-word"]
 
 def command_for(data, state, now: float) -> c.AnyCommand:
     """A plausible command for the current phase, from any seat (often the wrong one)."""
-    n = len(state.players)
+    n = len(state.setup.players)
     seat = data.draw(st.integers(0, n - 1), label="seat")
     r = state.round
     kind = data.draw(
@@ -75,7 +75,7 @@ def command_for(data, state, now: float) -> c.AnyCommand:
     if phase in ("commit", "dark-commit"):
         who = r.conjurer if phase == "dark-commit" else seat
         word = data.draw(st.sampled_from(WORDS[:-1]))
-        h = commitment(state.game_id, r.number, who, nonce_for(who, r.number, word), word)
+        h = commitment(state.setup.game_id, r.number, who, nonce_for(who, r.number, word), word)
         return c.Commit(now=now, seat=who, commitment=h)
     if phase == "reveal":
         word = data.draw(st.sampled_from(WORDS[:-1]))
@@ -84,7 +84,7 @@ def command_for(data, state, now: float) -> c.AnyCommand:
             seat = data.draw(st.sampled_from(waiting))
             for w in WORDS[:-1]:
                 if (
-                    commitment(state.game_id, r.number, seat, nonce_for(seat, r.number, w), w)
+                    commitment(state.setup.game_id, r.number, seat, nonce_for(seat, r.number, w), w)
                     == (r.commits[seat])
                 ):
                     word = w
@@ -122,7 +122,7 @@ def check_invariants(before, after, events: list[ev.Event]) -> None:
     for e in events:
         r = cur.round
         if isinstance(e, ev.BoardsMarked):
-            low = 0 if cur.variant == "dark-magic" else 2
+            low = 0 if cur.setup.variant == "dark-magic" else 2
             assert low <= len(e.boards) <= 4 and len(set(e.boards)) == len(e.boards)
         if isinstance(e, ev.Revealed):
             assert cur.phase == "reveal", "a word is revealed only after every commit is in"
@@ -134,12 +134,12 @@ def check_invariants(before, after, events: list[ev.Event]) -> None:
             assert set(e.unrevealed) == set(r.commits) - set(r.reveals)
             assert all(e.words[s] == r.reveals[s][0] for s in e.words)
         cur = evolve(cur, e)
-    assert len(after.results) <= len(after.players), "one round per player"
+    assert len(after.results) <= len(after.setup.players), "one round per player"
     if after.round is not None:
-        assert 1 <= after.round.number <= len(after.players)
+        assert 1 <= after.round.number <= len(after.setup.players)
     assert sum(sum(r.points.values()) for r in after.results) == sum(after.totals.values())
     if after.phase == "over":
-        assert len(after.results) == len(after.players)
+        assert len(after.results) == len(after.setup.players)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -156,13 +156,15 @@ def test_any_accepted_sequence_keeps_the_invariants(data, n, variant):
     log: list[ev.Event] = []
     start = c.StartGame(
         now=now,
-        game_id="g",
-        room="ABCD",
-        variant=variant,
-        players=players(n),
-        host=0,
-        cards=tuple(Card(text=t, stars=s) for t, s in DEFAULT_CARDS[:n]),
-        limits=Limits(),
+        setup=GameSetup(
+            game_id="g",
+            room="ABCD",
+            variant=variant,
+            players=players(n),
+            host=0,
+            cards=tuple(Card(text=t, stars=s) for t, s in DEFAULT_CARDS[:n]),
+            limits=Limits(),
+        ),
     )
     out = decide(state, start)
     assert not isinstance(out, Refusal)
@@ -201,13 +203,15 @@ def test_timeouts_alone_finish_any_game(n, variant, seed):
         None,
         c.StartGame(
             now=now,
-            game_id="g",
-            room="ABCD",
-            variant=variant,
-            players=players(n),
-            host=0,
-            cards=cards,
-            limits=Limits(),
+            setup=GameSetup(
+                game_id="g",
+                room="ABCD",
+                variant=variant,
+                players=players(n),
+                host=0,
+                cards=cards,
+                limits=Limits(),
+            ),
         ),
     )
     state = fold(out)

@@ -36,14 +36,15 @@ from typing import Any
 
 import pytest
 import trio
-from conjure.protocol import messages as m
-from conjure.protocol.messages import MAX_FRAME_BYTES, RoomSettings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polling import poll_until
 from test_server_fuzz import CODES, json_values, shaped, tagged_junk
 from trio_websocket import ConnectionClosed, HandshakeError, WebSocketConnection, wrap_client_stream
 from wsclient import open_client
+
+from conjure.protocol import messages as m
+from conjure.protocol.messages import MAX_FRAME_BYTES, RoomSettings
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 
 import trio
+from wsclient import open_client
+
 from conjure.protocol import messages as m
 from conjure.server.netinfo import _from_ip_json, addresses_for, url_host
 from conjure.server.tlscert import self_signed
-from wsclient import open_client
 
 LISTENING = re.compile(r"^listening on (wss?)://(\S+):(\d+)$")
 

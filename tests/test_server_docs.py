@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from wsclient import open_client
+
 from conjure.protocol import messages as m
 from conjure.protocol.commitment import check_reveal, commitment, commitment_preimage
 from conjure.protocol.errors import ERROR_CODES
-from wsclient import open_client
 
 ROOT = Path(__file__).parent.parent
 DOC = (ROOT / "docs" / "PROTOCOL.md").read_text()

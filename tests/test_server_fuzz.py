@@ -38,16 +38,17 @@ from typing import Any
 import msgspec
 import pytest
 import trio
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from polling import poll_until
+from wsclient import Client, open_client
+
 from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.messages import MAX_FRAME_BYTES, InLimits, RoomSettings, client_decoder
 from conjure.server.logstore import read_log
 from conjure.server.room import to_command
 from conjure.server.rules import Refusal, decide
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
-from polling import poll_until
-from wsclient import Client, open_client
 
 NAMES = ["Ann", "Bob", "Cy", "Dee"]
 NO_CLOCKS = InLimits(choose=None, spell=None, mark=None, commit=None, reveal=None, review=None)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from gamescripts import DARK, DARK_TOTALS, NAMES, STANDARD, STANDARD_TOTALS, STARS, RoundScript
+from wsclient import Client, open_table, play_round, start_game
+
 from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.events import (
@@ -21,8 +24,6 @@ from conjure.protocol.events import (
 from conjure.protocol.messages import RoomSettings
 from conjure.server.logstore import read_log
 from conjure.server.rules import fold
-from gamescripts import DARK, DARK_TOTALS, NAMES, STANDARD, STANDARD_TOTALS, STARS, RoundScript
-from wsclient import Client, open_table, play_round, start_game
 
 
 def deck(variant: str = "standard") -> RoomSettings:

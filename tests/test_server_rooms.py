@@ -8,16 +8,17 @@ import time
 
 import trio
 from clienthelpers import wait_until
+from polling import poll_until
+from test_server_game import NAMES, deck
+from trio_websocket import open_websocket_url
+from wsclient import Client, close_socket, open_client, open_table, play_round, start_game
+
 from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.events import event_from_record
 from conjure.protocol.messages import InLimits, RoomSettings
 from conjure.server.logstore import LogFailure, read_log
 from conjure.server.rules import fold
-from polling import poll_until
-from test_server_game import NAMES, deck
-from trio_websocket import open_websocket_url
-from wsclient import Client, close_socket, open_client, open_table, play_round, start_game
 
 
 async def write_spells(table: list[Client], words: list[str]) -> None:

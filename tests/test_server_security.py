@@ -12,11 +12,12 @@ from __future__ import annotations
 import msgspec
 import pytest
 import trio
-from conjure.protocol import messages as m
-from conjure.protocol.messages import MAX_FRAME_BYTES, RoomSettings
 from test_server_game import DARK, NAMES, STANDARD, deck, play_game
 from trio_websocket import open_websocket_url
 from wsclient import Client, close_socket, open_client, open_table, start_game
+
+from conjure.protocol import messages as m
+from conjure.protocol.messages import MAX_FRAME_BYTES, RoomSettings
 
 
 def _published_at(client: Client, number: int) -> int:

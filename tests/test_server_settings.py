@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conjure.protocol import messages as m
 from conjure.protocol.messages import RoomSettings
 from conjure.server import app, fdbudget, settings
 from conjure.server.config import TUNABLE, ServerConfig
-
 from tests.wsclient import open_client
 
 ROOT = Path(__file__).resolve().parent.parent

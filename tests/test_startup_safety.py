@@ -22,6 +22,9 @@ from typing import Any
 
 import pytest
 import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from conjure.client.cli import main
 from conjure.protocol.deck import Card
 from conjure.protocol.events import RULES_VERSION, Limits, SpellWritten
@@ -42,9 +45,6 @@ from conjure.server.logstore import (
 )
 from conjure.server.recovery import NOT_A_LOG, load_replays
 from conjure.server.rules.legality import first_illegal
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.auditlogs import RecordingTable, as_batches
 from tests.rulestable import DEFAULT_CARDS
 from tests.test_redecide import random_game
@@ -509,7 +509,6 @@ async def test_a_full_disk_holds_the_game_and_it_goes_on_when_space_is_back(
     """Appends fail: nothing unacknowledged is kept, everyone is told, the game waits; once the
     disk has room again the room reopens its log by itself and play goes on, no restart."""
     from conjure.protocol import messages as m
-
     from tests.clienthelpers import wait_until
     from tests.wsclient import open_table
 
@@ -561,7 +560,6 @@ async def test_a_game_that_cannot_write_its_first_record_leaves_no_log_and_no_pr
     start_server, small_disk: Path
 ) -> None:
     from conjure.protocol import messages as m
-
     from tests.wsclient import open_table
 
     replays = small_disk / "replays"

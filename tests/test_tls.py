@@ -24,6 +24,12 @@ from pathlib import Path
 
 import pytest
 import trio
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from polling import poll_until
+
 from conjure.client import wire
 from conjure.client.bots.player import Bot, BotOptions, NamePool
 from conjure.client.net import Backoff, Connection
@@ -44,11 +50,6 @@ from conjure.protocol import messages as m
 from conjure.protocol.fingerprint import fingerprint, parse_fingerprint
 from conjure.server import app as server_app
 from conjure.server import tlscert
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
-from polling import poll_until
 
 ROOT = Path(__file__).parent.parent
 LISTENING = re.compile(r"^listening on wss://127\.0\.0\.1:(\d+)$")

@@ -9,6 +9,7 @@ event each seat's and a spectator's frame is compared with the plainly built vie
 from __future__ import annotations
 
 import pytest
+
 from conjure.protocol.messages import Receipt, ResultView, RoomSettings, Update, server_decoder
 from conjure.server import results
 from conjure.server.connection import encode
@@ -18,7 +19,6 @@ from conjure.server.rules.evolve import evolve
 from conjure.server.rules.state import Game
 from conjure.server.views import Table as ViewTable
 from conjure.server.views import ViewCache, build_view, update_frames
-
 from tests.rulestable import Table, rulebook_example
 
 DECODE = server_decoder
@@ -50,7 +50,7 @@ def dark_game() -> Table:
         names = ("Ann", "Bob", "Cy")
         conj = names[t.conjurer]
         t.play_round(
-            min(set(range(len(t.g.cards))) - t.g.used),
+            min(set(range(len(t.g.setup.cards))) - t.g.used),
             {"Ann": "hay", "Bob": "field", "Cy": "milk"},
             (names[(t.conjurer + 1) % 3],),
             {n: "cow" for n in names if n != conj},
@@ -60,7 +60,7 @@ def dark_game() -> Table:
 
 
 def frames_match(view_table: ViewTable, g: Game, cache: ViewCache, receipt: Receipt) -> None:
-    viewers = [*range(len(g.players)), None]
+    viewers = [*range(len(g.setup.players)), None]
     feed = ["Something happened."]
     frames = update_frames(view_table, g, viewers, receipt, feed, cache)
     assert set(frames) == set(viewers)
@@ -74,7 +74,7 @@ def frames_match(view_table: ViewTable, g: Game, cache: ViewCache, receipt: Rece
 def test_fast_frames_equal_the_built_view_after_every_event(make) -> None:
     t = make()
     cache = ViewCache()  # one cache for the whole game, as a room has
-    settings = RoomSettings(variant=t.g.variant)
+    settings = RoomSettings(variant=t.g.setup.variant)
     state: Game | None = None
     past: list[ResultView] = []
     for i, event in enumerate(t.events):
@@ -85,13 +85,13 @@ def test_fast_frames_equal_the_built_view_after_every_event(make) -> None:
             code="ABCD",
             settings=settings,
             lobby=None,
-            connected=frozenset(p.id for p in state.players[::2]),
+            connected=frozenset(p.id for p in state.setup.players[::2]),
             spectators=i % 3,
             results=past,
             now=t.now,
         )
         frames_match(table, state, cache, Receipt(i, f"{i:064x}"))
-    assert state is not None and state.over and len(past) == len(state.players)
+    assert state is not None and state.over and len(past) == len(state.setup.players)
 
 
 def test_lobby_frames_equal_the_built_view() -> None:

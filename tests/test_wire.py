@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 import trio
+from trio_websocket import ConnectionClosed, open_websocket_url
+from wsclient import open_table, start_game
+
 from conjure.client import net, wire
 from conjure.client.statefile import StateDir
 from conjure.protocol import messages as m
-from trio_websocket import ConnectionClosed, open_websocket_url
-from wsclient import open_table, start_game
 
 
 def closed_port() -> int:

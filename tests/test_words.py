@@ -8,6 +8,9 @@ import sys
 from importlib import resources
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from conjure.protocol import words
 from conjure.protocol.words import (
     MAX_WORD_LENGTH,
@@ -19,8 +22,6 @@ from conjure.protocol.words import (
     same_word,
     validate_written,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 # ---------------------------------------------------------------------------------------
 # Normal form

@@ -30,12 +30,13 @@ from typing import Any
 
 import msgspec
 import trio
+from trio_websocket import ConnectionClosed
+
 from conjure.client import wire
 from conjure.client.wire import Refused
 from conjure.protocol import messages as m
 from conjure.protocol.commitment import commitment, new_nonce
 from conjure.protocol.messages import PROTOCOL_VERSION, RoomSettings, View
-from trio_websocket import ConnectionClosed
 
 TIMEOUT = 5.0
 __all__ = [

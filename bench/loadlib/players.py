@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 
 import msgspec
 import trio
-from conjure.protocol.commitment import commitment
 from trio_websocket import ConnectionClosed, connect_websocket
+
+from conjure.protocol.commitment import commitment
 
 N = 6
 SPELLS = ("rocket", "ocean", "hydrogen", "engine", "wheel", "sail", "cloud", "tiger", "forest")

@@ -48,6 +48,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 import numpy as np
+
 from conjure.client.bots.categories import Category, _content_tokens, knows, resolve
 from conjure.client.bots.darkmagic import (
     _association,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from conjure.client.bots.tuning import HEAD_SENSE, MIN_HEAD_MEMBERS
 from conjure.client.bots.worddata import _FILLER, _PREPOSITIONS, _THINGS, _lookup, load_data
 from conjure.protocol.words import normalize, same_word

@@ -7,6 +7,7 @@ import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+
 from conjure.client.bots.categories import Category, resolve
 from conjure.client.bots.tuning import (
     DARK_MARK_MIN_SIM,

@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import trio
+
 from conjure.client import wire
 from conjure.client.bots.brain import Brain, is_stopped, knows, load_data
 from conjure.client.pins import KnownServers, Trust, refused

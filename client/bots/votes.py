@@ -6,6 +6,7 @@ import functools
 import re
 
 import numpy as np
+
 from conjure.client.bots.categories import _content_tokens, resolve
 from conjure.client.bots.tuning import (
     CATEGORY_FIT_THRESHOLD,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
+
 from conjure.client.bots.stoplist import parse_stoplist, stopped
 from conjure.protocol.words import normalize
 

@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 import msgspec
-from conjure.protocol.deck import Card
-from conjure.protocol.events import DealRecord, Limits, PlayerInfo, Variant
+
+from conjure.protocol.events import GameSetup
 from conjure.protocol.structs import FrozenStruct
 
 
@@ -24,22 +24,9 @@ class Command(FrozenStruct, tag_field="kind", tag=_snake):
 
 
 class StartGame(Command):
-    game_id: str
-    room: str
-    variant: Variant
-    players: tuple[PlayerInfo, ...]
-    host: int
-    cards: tuple[Card, ...]  # already shuffled and dealt: chance arrives as data
-    limits: Limits
-    deck: str = "default"
-    spectators: bool = True
-    private: bool = False
-    #: protocol.words.word_fingerprint(): chance and data arrive as data, like the cards.
-    words: str = ""
-    house_rules: tuple[str, ...] = ()
-    #: The seeded deal ``cards`` must be (protocol.deal); checked by decide, so by every audit.
-    deal: DealRecord | None = None
-    log_format: int = 1
+    #: The cards are already shuffled and dealt, the word data fingerprinted: chance and data
+    #: arrive as data. A seeded deal (``setup.deal``) is checked by decide, so by every audit.
+    setup: GameSetup
 
 
 class ChooseCard(Command):

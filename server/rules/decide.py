@@ -128,7 +128,7 @@ def _start_round(b: _Builder, number: int, now: float) -> None:
             round=number,
             phase="choose",
             turn=conjurer,
-            deadline=_deadline(now, b.g.limits.choose),
+            deadline=_deadline(now, b.g.setup.limits.choose),
         )
     )
 
@@ -136,7 +136,7 @@ def _start_round(b: _Builder, number: int, now: float) -> None:
 def _next_round(b: _Builder, now: float) -> None:
     g = b.g
     assert g.round is not None
-    if g.round.number >= len(g.players):
+    if g.round.number >= len(g.setup.players):
         # T6: the highest total wins; ties share the win. Players who left cannot win.
         standing = {s: t for s, t in g.totals.items() if s not in g.kicked}
         best = max(standing.values())
@@ -185,16 +185,19 @@ def _next_spell_turn(b: _Builder, now: float) -> None:
                     round=r.number,
                     phase="spell",
                     turn=pending[0],
-                    deadline=_deadline(now, g.limits.spell),
+                    deadline=_deadline(now, g.setup.limits.spell),
                 )
             )
         return
-    if g.variant == "standard" and len(r.spells) < 2:
+    if g.setup.variant == "standard" and len(r.spells) < 2:
         _void(b, "fewer than two spell words were written", now)
         return
     b.emit(
         ev.PhaseStarted(
-            round=r.number, phase="mark", turn=r.conjurer, deadline=_deadline(now, g.limits.mark)
+            round=r.number,
+            phase="mark",
+            turn=r.conjurer,
+            deadline=_deadline(now, g.setup.limits.mark),
         )
     )
 
@@ -203,7 +206,9 @@ def _close_commits(b: _Builder, now: float) -> None:
     r = b.g.round
     assert r is not None
     b.emit(
-        ev.PhaseStarted(round=r.number, phase="reveal", deadline=_deadline(now, b.g.limits.reveal))
+        ev.PhaseStarted(
+            round=r.number, phase="reveal", deadline=_deadline(now, b.g.setup.limits.reveal)
+        )
     )
     _advance(b, now)
 
@@ -216,7 +221,9 @@ def _publish(b: _Builder, now: float) -> None:
     unrevealed = tuple(s for s in sorted(r.commits) if s not in r.reveals)
     b.emit(ev.SummonsPublished(round=r.number, words=words, unrevealed=unrevealed))
     b.emit(
-        ev.PhaseStarted(round=r.number, phase="review", deadline=_deadline(now, b.g.limits.review))
+        ev.PhaseStarted(
+            round=r.number, phase="review", deadline=_deadline(now, b.g.setup.limits.review)
+        )
     )
     _advance(b, now)
 
@@ -244,7 +251,7 @@ def _finish_review(b: _Builder, now: float) -> None:
     for p in list(r.proposals):
         if b.g.round is not None and b.g.round.proposals[p.id].open:
             _settle(b, b.g.round.proposals[p.id])
-    result = score_current(b.g, b.g.house_rules)  # H1-H3: the host's choice, if any
+    result = score_current(b.g, b.g.setup.house_rules)  # H1-H3: the host's choice, if any
     b.emit(
         ev.RoundScored(
             round=r.number,
@@ -266,56 +273,38 @@ def _finish_review(b: _Builder, now: float) -> None:
 def _start(b: _Builder, c: cmd.StartGame) -> None:
     if b.state is not None:
         raise Refusal("already_started", "The game has already started.")
-    n = len(c.players)
+    n = len(c.setup.players)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise Refusal(
             "player_count", f"A game needs {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n}."
         )
-    if [p.seat for p in c.players] != list(range(n)):
+    if [p.seat for p in c.setup.players] != list(range(n)):
         raise Refusal("bad_seats", "Seats must be numbered 0..n-1 in order.")
-    if len({p.name.casefold() for p in c.players}) != n:
+    if len({p.name.casefold() for p in c.setup.players}) != n:
         raise Refusal("name_taken", "Every player needs a different name.")
-    if len({p.colour for p in c.players}) != n or any(
-        p.colour not in ev.COLOURS for p in c.players
+    if len({p.colour for p in c.setup.players}) != n or any(
+        p.colour not in ev.COLOURS for p in c.setup.players
     ):
         raise Refusal("bad_colours", "Every player needs a different board colour.")
-    if len(c.cards) != n:
-        raise Refusal("bad_deal", f"Deal one card per player: {n} cards, not {len(c.cards)}.")
-    if c.host not in range(n):
+    if len(c.setup.cards) != n:
+        raise Refusal("bad_deal", f"Deal one card per player: {n} cards, not {len(c.setup.cards)}.")
+    if c.setup.host not in range(n):
         raise Refusal("unknown_seat", "The host must be one of the players.")
-    if c.deal is not None:
+    if c.setup.deal is not None:
         _check_deal(c, n)
     try:
-        if list(c.house_rules) != canonical(c.house_rules):
+        if list(c.setup.house_rules) != canonical(c.setup.house_rules):
             raise Refusal("bad_settings", "House rules are named once each, in sorted order.")
     except UnknownHouseRule as exc:
         raise Refusal("bad_settings", str(exc)) from None
-    b.emit(
-        ev.GameStarted(
-            game_id=c.game_id,
-            room=c.room,
-            rules_version=RULES_VERSION,
-            variant=c.variant,
-            players=c.players,
-            host=c.host,
-            cards=c.cards,
-            limits=c.limits,
-            deck=c.deck,
-            spectators=c.spectators,
-            private=c.private,
-            words=c.words,
-            house_rules=tuple(c.house_rules),
-            deal=c.deal,
-            log_format=c.log_format,
-        )
-    )
+    b.emit(ev.GameStarted.of(c.setup, RULES_VERSION))
     _start_round(b, 1, c.now)
 
 
 def _check_deal(c: cmd.StartGame, n: int) -> None:
     """The cards are the seeded deal: the server's seed opens its commitment, and shuffling the
     deck with the combined seed puts exactly these cards on the table (protocol.deal)."""
-    d = c.deal
+    d = c.setup.deal
     assert d is not None
     if not (HEX64.match(d.server_seed) and HEX64.match(d.commitment)):
         raise Refusal("bad_deal", "The deal's seed and commitment are 64 lower-case hex digits.")
@@ -324,7 +313,7 @@ def _check_deal(c: cmd.StartGame, n: int) -> None:
     if any(s not in range(n) or not HEX64.match(v) for s, v in d.contributions.items()):
         raise Refusal("bad_deal", "A deal contribution names no seat, or is not 64 hex digits.")
     dealt = seeded_deal(d.deck, n, combined_seed(d.server_seed, d.contributions, n))
-    if tuple(c.cards) != dealt:
+    if tuple(c.setup.cards) != dealt:
         raise Refusal(
             "bad_deal",
             "The cards on the table are not the seeded deal: shuffling the deck with the "
@@ -342,14 +331,14 @@ def _choose(b: _Builder, c: cmd.ChooseCard) -> None:
     if c.card not in g.remaining_cards():
         raise Refusal("bad_card", "That card is not on the table.")
     b.emit(ev.CardChosen(round=r.number, seat=c.seat, card=c.card))
-    if g.variant == "dark-magic":
+    if g.setup.variant == "dark-magic":
         # D1: the conjurer commits to a summoning word at once.
         b.emit(
             ev.PhaseStarted(
                 round=r.number,
                 phase="dark-commit",
                 turn=r.conjurer,
-                deadline=_deadline(c.now, g.limits.commit),
+                deadline=_deadline(c.now, g.setup.limits.commit),
             )
         )
     else:
@@ -384,12 +373,14 @@ def _mark(b: _Builder, c: cmd.MarkBoards) -> None:
     for s in boards:
         if s not in r.spells:
             raise Refusal("bad_marks", f"Seat {s} has no spell word to mark.")
-    low, high = crystal_range(g.variant)
+    low, high = crystal_range(g.setup.variant)
     if not low <= len(boards) <= high:
         raise Refusal("bad_marks", f"Mark {low} to {high} boards, not {len(boards)}.")
     b.emit(ev.BoardsMarked(round=r.number, seat=c.seat, boards=tuple(sorted(boards))))
     b.emit(
-        ev.PhaseStarted(round=r.number, phase="commit", deadline=_deadline(c.now, g.limits.commit))
+        ev.PhaseStarted(
+            round=r.number, phase="commit", deadline=_deadline(c.now, g.setup.limits.commit)
+        )
     )
     _advance(b, c.now)
 
@@ -433,7 +424,7 @@ def _reveal(b: _Builder, c: cmd.Reveal) -> None:
         raise Refusal("no_commitment", "You have no commitment to reveal this round.")
     if c.seat in r.reveals:
         raise Refusal("already_revealed", "You have already revealed your word.")
-    if not check_reveal(r.commits[c.seat], g.game_id, r.number, c.seat, c.nonce, c.word):
+    if not check_reveal(r.commits[c.seat], g.setup.game_id, r.number, c.seat, c.nonce, c.word):
         raise Refusal("reveal_mismatch", "That word and nonce do not match your commitment.")
     problem = validate_written(c.word)
     if problem:
@@ -503,7 +494,7 @@ def _challenge(b: _Builder, c: cmd.Challenge) -> None:
     word = _review_target(g, c.target)
     published = r.published
     assert published is not None  # _review_target has checked it
-    if c.rule == "written-word" and g.variant == "dark-magic" and c.target == r.conjurer:
+    if c.rule == "written-word" and g.setup.variant == "dark-magic" and c.target == r.conjurer:
         raise Refusal(
             "exempt",
             "The Dark Magic conjurer wrote their word before any spell word existed (D5).",

@@ -60,18 +60,9 @@ def evolve(state: Game | None, event: ev.Event) -> Game:
     """Apply one event. Events are facts already decided: no validation happens here."""
     if isinstance(event, ev.GameStarted):
         return Game(
-            game_id=event.game_id,
-            room=event.room,
+            setup=event.setup,
             rules_version=event.rules_version,
-            variant=event.variant,
-            players=event.players,
             host=event.host,
-            cards=event.cards,
-            limits=event.limits,
-            deck=event.deck,
-            spectators=event.spectators,
-            private=event.private,
-            house_rules=tuple(event.house_rules),
             totals={p.seat: 0 for p in event.players},
         )
     if state is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import msgspec
+
 from conjure.protocol import events as ev
 from conjure.server.rules.evolve import concerned_seats, evolve
 from conjure.server.rules.sheet import score_current

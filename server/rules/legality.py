@@ -146,7 +146,7 @@ def _seat_values(e: ev.Event) -> Iterator[tuple[str, int]]:
 
 
 def _check_seats(g: Game, e: ev.Event) -> None:
-    n = len(g.players)
+    n = len(g.setup.players)
     for name, seat in _seat_values(e):
         if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < n:
             raise _Illegal(f"{name} {seat!r} is not a seat of this table (seats 0 to {n - 1})")
@@ -164,8 +164,8 @@ def _check_round_start(g: Game, e: ev.RoundStarted) -> None:
         raise _Illegal(f"round {e.round} starts where round {expected} should")
     if r is not None and not _closed(g, r):
         raise _Illegal(f"round {e.round} starts before round {r.number} was closed")
-    if e.round > len(g.players):
-        raise _Illegal(f"round {e.round} of a {len(g.players)}-round game")
+    if e.round > len(g.setup.players):
+        raise _Illegal(f"round {e.round} of a {len(g.setup.players)}-round game")
     if e.conjurer != e.round - 1:
         raise _Illegal(f"the conjurer of round {e.round} is seat {e.round - 1}, not {e.conjurer}")
 
@@ -174,7 +174,7 @@ def _check_phase(g: Game, r: Round, phase: str | None, e: ev.PhaseStarted) -> No
     new = e.phase
     if new not in _PHASE_ORDER:
         raise _Illegal(f"{new!r} is not a phase a round can start")
-    if new == "dark-commit" and g.variant != "dark-magic":
+    if new == "dark-commit" and g.setup.variant != "dark-magic":
         raise _Illegal("the dark-commit phase in a standard game")
     if phase is None:
         if new != "choose":
@@ -319,5 +319,5 @@ def _check_table(g: Game, r: Round, phase: str | None, e: ev.Event) -> None:
             if by != g.host or not g.paused:
                 raise _Illegal(f"seat {by} resumed; only the host resumes a paused game")
         case ev.GameEnded():
-            if r.number != len(g.players) or not _closed(g, r):
-                raise _Illegal(f"the game ends before its last round ({len(g.players)}) closed")
+            if r.number != len(g.setup.players) or not _closed(g, r):
+                raise _Illegal(f"the game ends before its last round ({len(g.setup.players)}) closed")

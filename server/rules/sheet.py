@@ -28,8 +28,8 @@ def round_sheet(g: Game) -> RoundSheet[int]:
         else:
             same.append((published[p.seats[0]], published[p.seats[1]]))
     return RoundSheet(
-        variant=g.variant,
-        stars=g.cards[r.card].stars,
+        variant=g.setup.variant,
+        stars=g.setup.cards[r.card].stars,
         players=players,
         conjurer=r.conjurer,
         marked=frozenset(r.marked or ()),

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from conjure.protocol.deck import Card
-from conjure.protocol.events import Limits, Phase, PlayerInfo, Point, Variant
+from conjure.protocol.events import GameSetup, Phase, Point
 
 
 @dataclass
@@ -65,19 +64,11 @@ class Round:
 
 @dataclass
 class Game:
-    game_id: str
-    room: str
+    #: What the game was set up with (players, cards, limits, variant, house rules ...).
+    setup: GameSetup
     rules_version: int
-    variant: Variant
-    players: tuple[PlayerInfo, ...]
+    #: The seat that hosts now: ``setup.host`` at first, then each host_changed.
     host: int
-    cards: tuple[Card, ...]
-    limits: Limits
-    deck: str = "default"
-    spectators: bool = True
-    private: bool = False
-    #: The house rules the game is scored by (docs/RULES.md H1-H3); () for the official reading.
-    house_rules: tuple[str, ...] = ()
     kicked: set[int] = field(default_factory=set)
     #: Seats whose connection the room reported gone (PresenceChanged); the rules ignore it.
     away: set[int] = field(default_factory=set)
@@ -95,14 +86,14 @@ class Game:
 
     @property
     def seats(self) -> range:
-        return range(len(self.players))
+        return range(len(self.setup.players))
 
     @property
     def over(self) -> bool:
         return self.phase == "over"
 
     def name(self, seat: int) -> str:
-        return self.players[seat].name
+        return self.setup.players[seat].name
 
     def active(self, seat: int) -> bool:
         """Still expected to act this round: not kicked, not skipped."""
@@ -115,10 +106,10 @@ class Game:
     def spell_order(self) -> list[int]:
         """Seat order starting with the conjurer (standard) or just after them (dark magic)."""
         assert self.round is not None
-        n = len(self.players)
+        n = len(self.setup.players)
         c = self.round.conjurer
         order = [(c + i) % n for i in range(n)]
-        if self.variant == "dark-magic":
+        if self.setup.variant == "dark-magic":
             order = order[1:]
         return order
 
@@ -126,9 +117,9 @@ class Game:
         """Who writes a summoning word in the commit phase (dark magic: the conjurer already did)."""
         assert self.round is not None
         seats = self.active_seats()
-        if self.variant == "dark-magic":
+        if self.setup.variant == "dark-magic":
             seats = [s for s in seats if s != self.round.conjurer]
         return seats
 
     def remaining_cards(self) -> list[int]:
-        return [i for i in range(len(self.cards)) if i not in self.used]
+        return [i for i in range(len(self.setup.cards)) if i not in self.used]

@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
 from conjure.client.bots.stoplist import parse_stoplist, stopped
 
 WORDNET_DIR = Path("/usr/share/wordnet")
