@@ -48,7 +48,13 @@ class _Close:
 class Connection:
     """A client's socket as the server sees it; membership fields are set by the room task."""
 
-    def __init__(self, ws: WebSocketConnection, queue_size: int, remote: str = "") -> None:
+    def __init__(
+        self,
+        ws: WebSocketConnection,
+        queue_size: int,
+        remote: str = "",
+        direct: directsend.FrameStream | None = None,
+    ) -> None:
         self.ws = ws
         self.id = next(_ids)
         self.remote = remote
@@ -63,8 +69,9 @@ class Connection:
         #: When the last frame from the client arrived (Trio clock): a talking client needs no ping.
         self.heard_at = trio.current_time()
         self.closing: _Close | None = None
-        #: Writes frames without the writer task while nothing is queued (None: TLS).
-        self.direct = directsend.attach(ws)
+        #: The stream under ``ws`` when it is a FrameStream (not over TLS): it writes frames
+        #: without the writer task while nothing is queued.
+        self.direct = direct
         # Set only by the room task that holds this connection:
         self.room: Room | None = None
         self.player_id: str | None = None

@@ -3,72 +3,87 @@
 Why: every update goes to six players, and ``WebSocketConnection.send_message`` costs a lock, two
 scheduler checkpoints and a wake-up of the connection's writer task per frame. Most of the time
 the socket's send buffer has room, so the frame can be framed and written at once, from the room
-task, with one ``write(2)``: under load this halved the paced p99 (see README, Performance).
+task, with one ``write(2)``: under load this halved the paced p99 (docs/PERFORMANCE.md).
 
-The shortcut reaches into trio-websocket (its wsproto connection, its send lock and its stream),
-so it is guarded three ways:
+It takes nothing from trio-websocket but its public API. The server accepts each TCP socket
+itself, so the stream trio-websocket writes to is ours: a :class:`FrameStream` around the
+socket, handed to ``wrap_server_stream``. Every byte the library sends (pings, pongs, close
+frames, ``send_message``) passes through :meth:`FrameStream.send_all`, and the frames of
+:meth:`FrameStream.write` are framed here (RFC 6455, section 5.2: a server's frames are unmasked,
+and trio-websocket negotiates no extension), so one object orders both:
 
-* It is only attached to a plain TCP stream (TLS goes through ``send_message`` as before) and only
-  if the connection object has the attributes it needs; otherwise :func:`attach` returns ``None``
-  and the caller uses the ordinary path. ``tests/test_directsend.py`` fails if the installed
-  trio-websocket stops offering them, so an upgrade cannot silently lose the shortcut.
-* It writes only while no send is in progress (the lock is free) and no earlier frame is owed, so
-  frames keep their order with trio-websocket's own pings, pongs and close frames.
-* A write the kernel takes only in part leaves the rest *owed*: the stream's ``send_all`` is wrapped
-  so that whatever trio-websocket sends next (under its lock) goes out after the owed bytes, and the
-  connection's writer task flushes them (:meth:`DirectSend.flush`) as soon as it runs.
+* A frame is written directly only while the library is not sending and no earlier frame is
+  owed, so frames keep their order with the library's own.
+* A write the kernel takes only in part leaves the rest *owed*: whatever the library sends next
+  goes out after the owed bytes, and the connection's writer task flushes them
+  (:meth:`FrameStream.flush`) as soon as it runs.
+* Once the library has sent a Close frame, or the connection has closed, no data frame follows.
+
+TLS connections use ``send_message`` as before (the bytes on the socket are not frames).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+import struct
 
 import trio
-from trio_websocket import WebSocketConnection
-from wsproto.events import TextMessage
-from wsproto.utilities import LocalProtocolError
 
-_NEEDED = ("_stream", "_stream_lock", "_wsproto", "_close_reason")
-
-
-def attach(ws: WebSocketConnection) -> DirectSend | None:
-    """A shortcut for ``ws``, or ``None`` when it must use ``send_message`` (TLS, unknown layout)."""
-    if not all(hasattr(ws, name) for name in _NEEDED):
-        return None
-    stream = ws._stream
-    if type(stream) is not trio.SocketStream:
-        return None
-    return DirectSend(ws, stream)
+#: A frame's first byte (RFC 6455 section 5.2), FIN set: a text frame, a close frame (control
+#: frames are never fragmented; the HTTP handshake that goes first starts with "H", 0x48).
+_TEXT = 0x81
+_CLOSE = b"\x88"
 
 
-class DirectSend:
-    """One connection's shortcut; all its methods run on the Trio thread."""
+def text_frame(text: str) -> bytes:
+    """A whole, unmasked text frame (what a server sends)."""
+    payload = text.encode("utf-8")
+    n = len(payload)
+    if n < 126:
+        head = struct.pack("!BB", _TEXT, n)
+    elif n < 2**16:
+        head = struct.pack("!BBH", _TEXT, 126, n)
+    else:
+        head = struct.pack("!BBQ", _TEXT, 127, n)
+    return head + payload
 
-    def __init__(self, ws: WebSocketConnection, stream: trio.SocketStream) -> None:
-        self._ws = ws
-        self._socket = stream.socket
-        self._lock: trio.StrictFIFOLock = ws._stream_lock
-        self._proto: Any = ws._wsproto
+
+class FrameStream(trio.abc.HalfCloseableStream):
+    """A TCP stream that trio-websocket and the room's direct frames share, in one order."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.socket = stream.socket
+        self._lock = trio.StrictFIFOLock()  # held while anything is being sent
         self._owed = b""
+        #: The library has sent its Close frame: a data frame may not follow it.
+        self.closing = False
         #: Frames written whole, and frames the kernel took only in part (for tests and benches).
         self.whole = 0
         self.partial = 0
-        inner = stream.send_all
 
-        async def send_all(data: bytes | bytearray | memoryview) -> None:
-            # trio-websocket calls this under its lock: owed bytes go first. They are dropped
-            # only as the kernel takes them, so a send cancelled half-way leaves the rest owed
-            # (and a later close frame still lands after a whole frame).
-            while self._owed:
-                try:
-                    n = await self._socket.send(self._owed)
-                except OSError as exc:
-                    raise trio.BrokenResourceError(f"socket send failed: {exc}") from exc
-                self._owed = self._owed[n:]
-            await inner(data)
+    # ---------------------------------------------------------------- the library's side
 
-        stream.send_all = send_all
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        async with self._lock:
+            if bytes(data[:1]) == _CLOSE:
+                self.closing = True
+            await self._pay()
+            await self.stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.stream.wait_send_all_might_not_block()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        return await self.stream.receive_some(max_bytes)
+
+    async def send_eof(self) -> None:
+        await self.stream.send_eof()
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+    # ---------------------------------------------------------------- the room's side
 
     @property
     def owed(self) -> bool:
@@ -81,15 +96,12 @@ class DirectSend:
         ``True`` means the frame is the socket's: written whole, or partly with the rest owed
         (the caller must then let the writer task :meth:`flush`).
         """
-        if self._owed or self._lock.locked() or self._ws._close_reason is not None:
+        if self._owed or self._lock.locked() or self.closing:
             return False
-        fd = self._socket.fileno()
+        fd = self.socket.fileno()
         if fd < 0:
             return False
-        try:
-            data = self._proto.send(TextMessage(data=text))
-        except LocalProtocolError:  # a close is under way: the ordinary path reports it
-            return False
+        data = text_frame(text)
         try:
             n = os.write(fd, data)
         except BlockingIOError:
@@ -106,5 +118,14 @@ class DirectSend:
     async def flush(self) -> None:
         """Write the owed bytes, waiting for the socket if it has to."""
         async with self._lock:
-            if self._owed:
-                await self._ws._stream.send_all(b"")
+            await self._pay()
+
+    async def _pay(self) -> None:
+        # Owed bytes are dropped only as the kernel takes them, so a send cancelled half-way
+        # leaves the rest owed (and a later close frame still lands after a whole frame).
+        while self._owed:
+            try:
+                n = await self.socket.send(self._owed)
+            except OSError as exc:
+                raise trio.BrokenResourceError(f"socket send failed: {exc}") from exc
+            self._owed = self._owed[n:]

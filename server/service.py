@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 import trio
-from trio_websocket import ConnectionClosed, Endpoint, WebSocketRequest, wrap_server_stream
+from trio_websocket import ConnectionClosed, WebSocketRequest, wrap_server_stream
 
 from conjure.protocol import messages as m
 from conjure.protocol.errors import Refusal
@@ -34,6 +34,7 @@ from conjure.protocol.wsclose import crossed_close
 from conjure.server import fdbudget
 from conjure.server.config import ServerConfig
 from conjure.server.connection import CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_TRY_LATER, Connection
+from conjure.server.directsend import FrameStream
 from conjure.server.gate import AddressBook, Bucket
 from conjure.server.listener import GuardedListener
 from conjure.server.lobby import new_room_code
@@ -210,8 +211,13 @@ class GameServer:
         cfg = self.config
         try:
             try:
+                try:  # getpeername() raises once the peer has reset: read it once, now
+                    peer = stream.socket.getpeername()
+                except OSError:
+                    return
                 async with trio.open_nursery() as nursery:
-                    transport: trio.abc.Stream = stream
+                    transport: trio.abc.Stream
+                    direct: FrameStream | None = None
                     request: WebSocketRequest | None = None
                     with trio.move_on_after(cfg.handshake_timeout):
                         if cfg.ssl_context is not None:
@@ -220,6 +226,8 @@ class GameServer:
                             )
                             await tls.do_handshake()
                             transport = tls
+                        else:
+                            transport = direct = FrameStream(stream)
                         request = await wrap_server_stream(
                             nursery,
                             transport,
@@ -227,7 +235,7 @@ class GameServer:
                             max_message_size=MAX_FRAME_BYTES,
                         )
                     if request is not None:
-                        await self._handle(request)
+                        await self._handle(request, peer, direct)
                     nursery.cancel_scope.cancel()  # the library's reader task, if still running
             finally:
                 with trio.CancelScope(shield=True):
@@ -235,21 +243,18 @@ class GameServer:
         except BaseException as exc:
             self._contain(exc, None)
 
-    async def _handle(self, request: WebSocketRequest) -> None:
+    async def _handle(
+        self, request: WebSocketRequest, peer: Any, direct: FrameStream | None
+    ) -> None:
         """One handshaken connection: admission, then the read loop until it ends."""
-        try:
-            remote = request.remote  # getpeername(): raises once the peer has reset
-        except OSError:
-            return
-        host, port = (remote.address, remote.port) if isinstance(remote, Endpoint) else ("", 0)
-        host = str(host)
-        refusal = self.book.connect(host, int(port))
+        host, port = str(peer[0]), int(peer[1])  # (host, port) or, over IPv6, with two more
+        refusal = self.book.connect(host, port)
         try:
             try:
                 ws = await request.accept()
             except Exception:
                 return
-            conn = Connection(ws, self.config.outbound_queue, host)
+            conn = Connection(ws, self.config.outbound_queue, host, direct)
             if refusal is not None or self._stopping.is_set():
                 await self._turn_away(conn, refusal)
                 return

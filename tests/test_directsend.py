@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
 
 import pytest
 import trio
@@ -16,13 +17,13 @@ from polling import poll_until
 from trio_websocket import (
     ConnectionClosed,
     WebSocketConnection,
-    WebSocketRequest,
-    open_websocket_url,
-    serve_websocket,
+    wrap_server_stream,
 )
-from wsclient import close_socket
+from wsclient import open_client
 
+from conjure.client import wire
 from conjure.server.connection import Connection
+from conjure.server.directsend import FrameStream, text_frame
 
 #: Bigger than the socket buffers of an unread loopback connection (about 4 MB here), so the
 #: kernel is sure to take only part of it: the rest is owed.
@@ -46,23 +47,28 @@ async def serving(
     script: Script, queue_size: int = 10, **client: int
 ) -> AsyncIterator[tuple[WebSocketConnection, list[Connection]]]:
     """A server that runs ``script`` on each connection (its :class:`Connection` holds
-    ``queue_size`` frames), and a client connected to it.
+    ``queue_size`` frames), and a client connected to it. As the real server does, it accepts
+    the TCP socket itself and hands trio-websocket a :class:`FrameStream` around it.
 
     Yields the client (``client``: its ``open_websocket_url`` options) and the list that
     receives the server's :class:`Connection` once the handler has it.
     """
     conns: list[Connection] = []
 
-    async def handler(request: WebSocketRequest) -> None:
-        ws = await request.accept()
-        conn = Connection(ws, queue_size=queue_size)
-        conns.append(conn)
-        await script(ws, conn)
+    async def handler(stream: trio.SocketStream) -> None:
+        direct = FrameStream(stream)
+        async with trio.open_nursery() as nursery:
+            request = await wrap_server_stream(nursery, direct)
+            ws = await request.accept()
+            conn = Connection(ws, queue_size=queue_size, direct=direct)
+            conns.append(conn)
+            await script(ws, conn)
 
     with trio.fail_after(30):  # a garbled stream can leave both ends waiting on each other
         async with trio.open_nursery() as nursery:
-            server = await nursery.start(serve_websocket, handler, "127.0.0.1", 0, None)
-            async with open_websocket_url(f"ws://127.0.0.1:{server.port}", **client) as ws:
+            (listener,) = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
+            port = listener.socket.getsockname()[1]
+            async with wire.open_websocket(f"ws://127.0.0.1:{port}", **client) as ws:
                 yield ws, conns
             nursery.cancel_scope.cancel()
 
@@ -93,11 +99,32 @@ async def read_all(ws: WebSocketConnection, sizes: Sequence[int]) -> None:
             assert await ws.get_message() == frame(i, size)
 
 
-async def test_the_shortcut_fits_the_installed_trio_websocket():
-    async with sending_server([10]) as (ws, conns):
-        await read_all(ws, [10])
-        (conn,) = conns
-        assert conn.direct is not None, "trio-websocket changed: frames lost the shortcut"
+def test_a_text_frame_is_framed_as_rfc_6455_says():
+    """Checked against wsproto's own framing, at each length encoding (7, 16 and 64 bits)."""
+    from wsproto import ConnectionType, WSConnection
+    from wsproto.events import AcceptConnection, Request, TextMessage
+
+    client, server = WSConnection(ConnectionType.CLIENT), WSConnection(ConnectionType.SERVER)
+    server.receive_data(client.send(Request(host="localhost", target="/")))
+    next(server.events())
+    client.receive_data(server.send(AcceptConnection()))
+    next(client.events())
+    for size in (0, 125, 126, 65535, 65536, 70000):
+        text = "é" * (size // 2) + "x" * (size % 2)
+        assert text_frame(text) == server.send(TextMessage(data=text)), size
+        client.receive_data(text_frame(text))
+        got = "".join(e.data for e in client.events() if isinstance(e, TextMessage))
+        assert got == text
+
+
+async def test_the_real_server_gives_a_plain_socket_the_shortcut(server):
+    """The real server: a ws:// connection writes frames directly; and it reads the peer's
+    address from the socket (trio-websocket cannot see one through a FrameStream)."""
+    async with open_client(server.url, "Ann", source="127.0.0.2") as ann:
+        await ann.create()
+        (conn,) = server.connections
+        assert isinstance(conn.direct, FrameStream) and conn.direct.whole >= 1
+        assert conn.remote == "127.0.0.2"
 
 
 async def test_frames_go_straight_to_the_socket_while_it_has_room():
@@ -178,4 +205,3 @@ async def test_a_cancelled_flush_keeps_the_rest_owed_for_the_close_frame():
         with pytest.raises(ConnectionClosed) as closed:
             await ws.get_message()
         assert (closed.value.reason.code, closed.value.reason.reason) == (1000, "goodbye")
-        await close_socket(ws)  # the server closed: see tests/wsclient.py

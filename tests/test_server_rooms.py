@@ -10,9 +10,9 @@ import trio
 from clienthelpers import wait_until
 from polling import poll_until
 from test_server_game import NAMES, deck
-from trio_websocket import open_websocket_url
-from wsclient import Client, close_socket, open_client, open_table, play_round, start_game
+from wsclient import Client, open_client, open_table, play_round, start_game
 
+from conjure.client import wire
 from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.events import event_from_record
@@ -419,7 +419,7 @@ async def test_a_client_that_never_reads_does_not_delay_the_others(start_server)
     server = await start_server(outbound_queue=8, rate=10_000, burst=10_000, heartbeat_interval=60)
     async with open_table(server.url, ["Ann", "Bob"]) as (ann, bob):
         code = ann.room
-        async with open_websocket_url(server.url, message_queue_size=1) as ws:
+        async with wire.open_websocket(server.url, message_queue_size=1) as ws:
             await ws.send_message('{"type": "hello", "protocol": 1}')
             await ws.send_message(f'{{"type": "join_room", "room": "{code}", "name": "Zed"}}')
             await bob.wait_view(lambda v: len(v.players) == 3)
@@ -441,24 +441,24 @@ async def test_a_client_that_never_reads_does_not_delay_the_others(start_server)
             assert slowest < 1.0, slowest
             await bob.send(m.SendChat(text="fine"))
             await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "fine")
-        await close_socket(ws)
 
 
 async def test_heartbeat_marks_an_unresponsive_client_away(start_server):
     """A client whose reader has stalled answers no ping: it is dropped and shown away."""
     server = await start_server(heartbeat_interval=0.2, heartbeat_timeout=0.5)
-    async with open_table(server.url, ["Ann", "Bob"]) as (ann, bob):
-        async with open_websocket_url(server.url, message_queue_size=1) as ws:
-            await ws.send_message('{"type": "hello", "protocol": 1}')
-            await ws.send_message(f'{{"type": "join_room", "room": "{ann.room}", "name": "Zed"}}')
-            # Welcome, seated and the first update already fill Zed's one-message queue: its
-            # reader stops, and so do its pongs. (Zed may be gone before Bob looks: fine.)
-            await bob.wait_view(lambda v: len(v.players) == 3)
-            await ann.send(m.SendChat(text="one"))
-            v = await bob.wait_view(lambda v: not v.players[2].connected, timeout=5)
-            assert v.players[0].connected and v.players[1].connected
-            assert any("Zed is away." in x.feed for x in bob.received if isinstance(x, m.Update))
-        await close_socket(ws)
+    async with (
+        open_table(server.url, ["Ann", "Bob"]) as (ann, bob),
+        wire.open_websocket(server.url, message_queue_size=1) as ws,
+    ):
+        await ws.send_message('{"type": "hello", "protocol": 1}')
+        await ws.send_message(f'{{"type": "join_room", "room": "{ann.room}", "name": "Zed"}}')
+        # Welcome, seated and the first update already fill Zed's one-message queue: its
+        # reader stops, and so do its pongs. (Zed may be gone before Bob looks: fine.)
+        await bob.wait_view(lambda v: len(v.players) == 3)
+        await ann.send(m.SendChat(text="one"))
+        v = await bob.wait_view(lambda v: not v.players[2].connected, timeout=5)
+        assert v.players[0].connected and v.players[1].connected
+        assert any("Zed is away." in x.feed for x in bob.received if isinstance(x, m.Update))
 
 
 async def test_a_log_failure_holds_only_its_room_until_the_log_can_be_written(start_server):

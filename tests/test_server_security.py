@@ -13,9 +13,9 @@ import msgspec
 import pytest
 import trio
 from test_server_game import DARK, NAMES, STANDARD, deck, play_game
-from trio_websocket import open_websocket_url
-from wsclient import Client, close_socket, open_client, open_table, start_game
+from wsclient import Client, open_client, open_table, start_game
 
+from conjure.client import wire
 from conjure.protocol import messages as m
 from conjure.protocol.messages import MAX_FRAME_BYTES, RoomSettings
 
@@ -259,9 +259,8 @@ async def test_raw_connection_cannot_crash_the_server(server):
         stream = await trio.open_tcp_stream("127.0.0.1", server.port)
         await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         await stream.aclose()
-    async with open_websocket_url(server.url) as ws:
+    async with wire.open_websocket(server.url) as ws:
         await ws.send_message('{"type": "hello", "protocol": 1}')
-    await close_socket(ws)
     async with open_table(server.url, ["Ann", "Bob", "Cy"], RoomSettings()) as table:
         await start_game(table)
         assert table[0].view.phase == "choose"

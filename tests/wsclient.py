@@ -43,7 +43,6 @@ __all__ = [
     "Client",
     "Refused",
     "by_seat",
-    "close_socket",
     "connect_from",
     "open_client",
     "open_table",
@@ -266,19 +265,6 @@ async def connect_from(nursery: trio.Nursery, url: str, source: str) -> Any:
     except BaseException:
         await trio.aclose_forcefully(stream)
         raise
-
-
-async def close_socket(ws: Any) -> None:
-    """Close the TCP stream under a WebSocket opened with trio-websocket's own
-    ``open_websocket_url`` (tests that need a bare socket).
-
-    trio-websocket 0.12.2's client waits for the server to end TCP after a close the *server*
-    started, then never closes its own socket (a ResourceWarning, an error under
-    ``filterwarnings = error``). Closing the stream again is harmless. :func:`client.wire.connect`
-    owns its stream and needs none of this.
-    """
-    with trio.CancelScope(shield=True):
-        await ws._stream.aclose()
 
 
 @contextlib.asynccontextmanager
