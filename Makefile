@@ -50,6 +50,7 @@ demo: setup
 bench: setup
 	$(PY) bench/load.py
 	$(PY) bench/bots.py
+	$(PY) bench/audit.py
 
 # What the default limits do for an honest room under six attacks (about 2 minutes).
 bench-abuse: setup
