@@ -28,6 +28,7 @@ import random
 import secrets
 import ssl
 from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
@@ -42,6 +43,8 @@ from trio_websocket import (
 
 from conjure.client.pins import CertificateRefused, Trust, open_tls, server_key, tls_handshake
 from conjure.protocol import messages as m
+from conjure.protocol.patch import FEATURE as PATCHES
+from conjure.protocol.patch import PatchError, apply
 from conjure.protocol.structs import struct_tag
 from conjure.protocol.wsclose import crossed_close
 
@@ -95,8 +98,13 @@ def decode(raw: str | bytes) -> m.ServerMsg:
     return m.server_decoder.decode(raw)
 
 
-def hello_message(client: str, protocol: int = m.PROTOCOL_VERSION) -> m.Hello:
-    return m.Hello(protocol=protocol, client=client)
+_VIEW = msgspec.json.Decoder(m.View)
+
+
+def hello_message(
+    client: str, protocol: int = m.PROTOCOL_VERSION, *, patches: bool = False
+) -> m.Hello:
+    return m.Hello(protocol=protocol, client=client, features=[PATCHES] if patches else [])
 
 
 def welcomed(msg: m.ServerMsg) -> m.Welcome:
@@ -149,6 +157,11 @@ class Link:
 
     ``strict``: an undecodable frame raises ProtocolProblem (tests); otherwise it goes to
     ``on_undecodable`` and is skipped. ``on_frame`` sees every frame received, raw.
+
+    ``patches``: ask for patches in hello (protocol.patch). The link applies each ``patch`` to
+    the view it holds and hands on an ``update`` with the whole view, so no caller ever sees a
+    patch; one that does not follow from the view held (or does not apply) is dropped and a
+    whole view asked for (``resync``).
     """
 
     def __init__(
@@ -158,8 +171,17 @@ class Link:
         strict: bool = True,
         on_undecodable: Callable[[str | bytes, Exception], None] | None = None,
         on_frame: Callable[[str | bytes], None] | None = None,
+        patches: bool = True,
     ) -> None:
         self.ws = ws
+        self.patches = patches
+        #: The view held (as JSON data) and its number; None until a numbered update.
+        self._doc: dict[str, Any] | None = None
+        self._n: int | None = None
+        self._asked = False  # a resync was sent and its whole view has not come yet
+        #: Patches applied, and how often a whole view had to be asked for (tests, benches).
+        self.patched = 0
+        self.resyncs = 0
         self.strict = strict
         self.on_undecodable = on_undecodable
         self.on_frame = on_frame
@@ -197,6 +219,15 @@ class Link:
                 if self.on_undecodable is not None:
                     self.on_undecodable(raw, exc)
                 continue
+            if isinstance(msg, m.Patch):
+                update = await self._patched(msg)
+                if update is None:
+                    continue
+                msg = update
+            elif isinstance(msg, m.Update) and msg.n is not None:
+                self._doc = msgspec.to_builtins(msg.view, str_keys=True)
+                self._n = msg.n
+                self._asked = False
             if isinstance(msg, m.Bye):
                 self.bye = msg.reason
             elif isinstance(msg, m.DealOpen) and self.contribute:
@@ -205,11 +236,30 @@ class Link:
                 await self.send(m.DealSeed(seed=secrets.token_hex(32)))
             return msg
 
+    async def _patched(self, patch: m.Patch) -> m.Update | None:
+        """The update ``patch`` stands for, or None (dropped: a whole view is on its way)."""
+        if self._doc is not None and patch.base == self._n:
+            try:
+                doc = apply(self._doc, patch.ops)
+                view = _VIEW.decode(m.encoder.encode(doc))  # decoded as a whole view is
+            except (PatchError, msgspec.DecodeError):
+                pass  # the view held is now unknown: ask for a whole one
+            else:
+                self._doc, self._n = doc, patch.n
+                self.patched += 1
+                return m.Update(view=view, receipt=patch.receipt, feed=patch.feed, n=patch.n)
+        self._doc = self._n = None
+        if not self._asked:  # ask once; patches until the whole view arrives are dropped
+            self._asked = True
+            self.resyncs += 1
+            await self.send(m.Resync())
+        return None
+
     async def greet(
         self, client: str, protocol: int = m.PROTOCOL_VERSION, timeout: float = CONNECT_TIMEOUT
     ) -> m.ServerMsg:
         """Say hello; the server's first answer, whatever it is (see :func:`welcomed`)."""
-        await self.send(hello_message(client, protocol))
+        await self.send(hello_message(client, protocol, patches=self.patches))
         with trio.fail_after(timeout):
             return await self.recv()
 
@@ -386,6 +436,7 @@ async def connect(
     on_undecodable: Callable[[str | bytes, Exception], None] | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
     message_queue_size: int = 1,
+    patches: bool = True,
 ) -> AsyncIterator[Link]:
     """A :class:`Link` to ``url``; with ``client`` (the name sent in hello) it has already
     said hello and been welcomed (else Refused or ProtocolProblem)."""
@@ -397,7 +448,7 @@ async def connect(
         connect_timeout=connect_timeout,
         message_queue_size=message_queue_size,
     ) as ws:
-        link = Link(ws, strict=strict, on_undecodable=on_undecodable)
+        link = Link(ws, strict=strict, on_undecodable=on_undecodable, patches=patches)
         if client is not None:
             await link.hello(client, timeout=connect_timeout)
         yield link

@@ -7,7 +7,7 @@ than the server. docs/PROTOCOL.md describes every message; keep the two in step.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -92,9 +92,15 @@ class ClientMsg(FrozenStruct, tag_field="type", forbid_unknown_fields=True):
     """Base of every inbound message."""
 
 
+#: What a client may ask for in ``hello`` (protocol.patch.FEATURE); a word the server does not
+#: know is ignored, so a newer client can talk to an older server.
+Feature = Annotated[str, msgspec.Meta(max_length=32)]
+
+
 class Hello(ClientMsg, tag="hello"):
     protocol: int
     client: Annotated[str, msgspec.Meta(max_length=80)] = ""
+    features: Annotated[list[Feature], msgspec.Meta(max_length=16)] = []  # noqa: RUF012 (a struct field: msgspec copies the default)
 
 
 class CreateRoom(ClientMsg, tag="create_room"):
@@ -208,6 +214,11 @@ class DealSeed(ClientMsg, tag="deal_seed"):
     seed: Hex64
 
 
+class Resync(ClientMsg, tag="resync"):
+    """A patching client whose view fell out of step (a patch whose ``base`` is not the view it
+    holds): the server answers with a full ``update``."""
+
+
 class SendChat(ClientMsg, tag="chat"):
     text: ChatText
 
@@ -241,6 +252,7 @@ AnyClientMsg = (
     | Leave
     | SendChat
     | DealSeed
+    | Resync
 )
 
 # ------------------------------------------------------------------ server -> client
@@ -349,6 +361,8 @@ class ServerMsg(FrozenStruct, tag_field="type"):
 class Welcome(ServerMsg, tag="welcome"):
     protocol: int
     server: str
+    #: The features of the client's hello this server uses on this connection.
+    features: list[str] = []  # noqa: RUF012 (a struct field: msgspec copies the default)
 
 
 class Seated(ServerMsg, tag="seated"):
@@ -364,6 +378,21 @@ class Watching(ServerMsg, tag="watching"):
 
 class Update(ServerMsg, tag="update"):
     view: View
+    receipt: Receipt | None = None
+    feed: list[str] = []  # noqa: RUF012 (a struct field: msgspec copies the default)
+    #: The number of this view on this connection, given only to a patching client: the next
+    #: ``patch`` names it as its ``base``.
+    n: int | None = None
+
+
+class Patch(ServerMsg, tag="patch"):
+    """What changed in the viewer's view since view ``base``: apply ``ops`` (RFC 6902, see
+    protocol.patch) to that view to get view ``n``. Sent only to a client that asked for
+    patches; ``receipt`` and ``feed`` are those of the update it stands for."""
+
+    base: int
+    n: int
+    ops: list[dict[str, Any]]
     receipt: Receipt | None = None
     feed: list[str] = []  # noqa: RUF012 (a struct field: msgspec copies the default)
 
@@ -398,7 +427,7 @@ class Bye(ServerMsg, tag="bye"):
     reason: str
 
 
-AnyServerMsg = Welcome | Seated | Watching | Update | Error | Chat | DealOpen | Bye
+AnyServerMsg = Welcome | Seated | Watching | Update | Patch | Error | Chat | DealOpen | Bye
 
 client_decoder = msgspec.json.Decoder(AnyClientMsg)
 server_decoder = msgspec.json.Decoder(AnyServerMsg)

@@ -22,6 +22,7 @@ from conjure.protocol.wsclose import crossed_close
 from conjure.server import directsend
 
 if TYPE_CHECKING:
+    from conjure.server.patching import Sent
     from conjure.server.room import Room
 
 # WebSocket close codes used here.
@@ -72,10 +73,13 @@ class Connection:
         #: The stream under ``ws`` when it is a FrameStream (not over TLS): it writes frames
         #: without the writer task while nothing is queued.
         self.direct = direct
+        #: The client's hello asked for patches (protocol.patch).
+        self.patches = False
         # Set only by the room task that holds this connection:
         self.room: Room | None = None
         self.player_id: str | None = None
         self.spectator = False
+        self.sent: Sent | None = None
 
     def __repr__(self) -> str:
         return f"<Connection #{self.id} {self.remote} player={self.player_id}>"

@@ -62,6 +62,7 @@ from conjure.server.logstore import (
     LogRecord,
 )
 from conjure.server.members import Members, Roster
+from conjure.server.patching import Frames, public_doc
 from conjure.server.roomio import GameLog, LogStore, Viewer
 from conjure.server.rules import commands as cmd
 from conjure.server.rules.decide import decide_and_fold
@@ -522,6 +523,10 @@ class Room:
                 self._watch(conn, msg)
             case m.Leave():
                 await self._leave(conn)
+            case m.Resync():
+                if conn.room is not self:
+                    raise Refusal("not_in_room", "Join a room first.")
+                self._send_view(conn)
             case m.SendChat():
                 pid = self.members.acting(conn, self)
                 i = self._roster().seat(pid)
@@ -613,10 +618,7 @@ class Room:
         self.members.watch(conn, self)
         conn.send(m.Watching(room=self.code))
         # The newcomer sees the table now; everyone else learns the new count in a coalesced update.
-        frames = update_frames(
-            self.table(), self.game, [None], self._receipt(), [], self._view_cache
-        )
-        conn.send_text(frames[None])
+        self._send_view(conn)
         self._viewers_changed()
 
     def spectator_limit(self) -> int:
@@ -891,8 +893,10 @@ class Room:
         return self.receipt if self.game is not None else None
 
     def _broadcast(self, lines: list[str]) -> None:
-        """One Update per seat now, built by ``views.update_frames``; spectators' coalesced."""
-        seats = {pid: self._roster().seat(pid) for pid in self.conns}
+        """One update per seat now (a patch, to a client that asked for patches: ``_patches``);
+        the spectators' coalesced (``_send_spectators``)."""
+        roster = self._roster()
+        seats = {pid: roster.seat(pid) for pid in self.conns}
         self._players_due = None  # this update carries the spectator count too
         now = self.config.clock()
         if self.watchers:
@@ -901,32 +905,34 @@ class Room:
                 self._spectators_due = max(
                     now, self._spectators_sent + self.config.spectator_interval
                 )
-        viewers: set[int | None] = set(seats.values())
-        if self._spectators_due is not None and now >= self._spectators_due:
+        spectators = self._spectators_due is not None and now >= self._spectators_due
+        viewers = {seats[pid] for pid, conn in self.conns.items() if not conn.patches}
+        if spectators:
             viewers.add(None)
-        if not viewers:
-            return
-        frames = update_frames(
-            self.table(), self.game, viewers, self._receipt(), lines, self._view_cache
+        table, receipt = self.table(), self._receipt()
+        frames = (
+            update_frames(table, self.game, viewers, receipt, lines, self._view_cache)
+            if viewers
+            else {}
         )
+        patches: Frames | None = None
         for pid, conn in list(self.conns.items()):
-            conn.send_text(frames[seats[pid]])
-        if None in frames:
-            if self._spectator_lines != lines:  # lines held back from earlier coalesced updates
-                frames[None] = self._spectator_frame()
-            self._send_spectators(frames[None], now)
+            if conn.patches:
+                patches = patches or self._patches(table, receipt)
+                self._send_patch(conn, patches, seats[pid], lines)
+            else:
+                conn.send_text(frames[seats[pid]])
+        if spectators:
+            same = self._spectator_lines == lines  # no lines held back from coalesced updates
+            self._send_spectators(now, table, receipt, frames[None] if same else None, patches)
 
-    def _spectator_frame(self) -> str:
-        """The spectators' update, with every feed line held back for them since the last one."""
-        frames = update_frames(
-            self.table(),
-            self.game,
-            [None],
-            self._receipt(),
-            self._spectator_lines,
-            self._view_cache,
-        )
-        return frames[None]
+    def _patches(self, table: Table, receipt: Receipt | None) -> Frames:
+        return Frames(public_doc(table, self.game, self._view_cache), receipt)
+
+    @staticmethod
+    def _send_patch(conn: Viewer, frames: Frames, seat: int | None, lines: list[str]) -> None:
+        text, conn.sent = frames.frame(conn.sent, seat, lines)
+        conn.send_text(text)
 
     def _flush_spectators(self, now: float) -> None:
         """Send the spectators the update that has been held back for them, if any."""
@@ -936,14 +942,45 @@ class Room:
             self._spectators_due = None
             self._spectator_lines = []
             return
-        self._send_spectators(self._spectator_frame(), now)
+        self._send_spectators(now, self.table(), self._receipt())
 
-    def _send_spectators(self, frame: str, now: float) -> None:
+    def _send_spectators(
+        self,
+        now: float,
+        table: Table,
+        receipt: Receipt | None,
+        frame: str | None = None,
+        patches: Frames | None = None,
+    ) -> None:
+        """Every spectator's update, with every feed line held back for them since the last."""
+        lines = self._spectator_lines
         for w in list(self.watchers):
+            if w.patches:
+                patches = patches or self._patches(table, receipt)
+                self._send_patch(w, patches, None, lines)
+                continue
+            if frame is None:
+                frame = update_frames(table, self.game, [None], receipt, lines, self._view_cache)[
+                    None
+                ]
             w.send_text(frame)
         self._spectators_due = None
         self._spectator_lines = []
         self._spectators_sent = now
+
+    def _send_view(self, conn: Viewer) -> None:
+        """A whole view to one viewer: a newcomer, or a patching client that asked to resync."""
+        seat = (
+            None
+            if conn.spectator or conn.player_id is None
+            else self._roster().seat(conn.player_id)
+        )
+        table, receipt = self.table(), self._receipt()
+        if conn.patches:
+            text, conn.sent = self._patches(table, receipt).full(conn.sent, seat, [])
+        else:
+            text = update_frames(table, self.game, [seat], receipt, [], self._view_cache)[seat]
+        conn.send_text(text)
 
     def _viewers_changed(self) -> None:
         """A spectator came or went: the count reaches everyone at most once per interval."""

@@ -17,6 +17,7 @@ from conjure.protocol.messages import ServerMsg
 from conjure.server.logstore import LogRecord, open_writer, reopen_after_failure
 
 if TYPE_CHECKING:
+    from conjure.server.patching import Sent
     from conjure.server.room import Room
 
 __all__ = ["DiskLogStore", "GameLog", "LogStore", "Viewer"]
@@ -70,11 +71,15 @@ class LogStore(Protocol):
 
 
 class Viewer(Protocol):
-    """A player's or spectator's connection as a room sees it; the room sets the three fields."""
+    """A player's or spectator's connection as a room sees it; the room sets its fields."""
 
     room: Room | None
     player_id: str | None
     spectator: bool
+    #: The client asked for patches in its hello (set by the server before any room sees it).
+    patches: bool
+    #: What a patching client holds, kept by the room that sends it views (None: nothing yet).
+    sent: Sent | None
 
     @property
     def open(self) -> bool: ...

@@ -30,6 +30,7 @@ from trio_websocket import ConnectionClosed, WebSocketRequest, wrap_server_strea
 from conjure.protocol import messages as m
 from conjure.protocol.errors import Refusal
 from conjure.protocol.messages import MAX_FRAME_BYTES, PROTOCOL_VERSION, client_decoder
+from conjure.protocol.patch import FEATURE as PATCHES
 from conjure.protocol.wsclose import crossed_close
 from conjure.server import fdbudget
 from conjure.server.config import ServerConfig
@@ -442,7 +443,14 @@ class GameServer:
                 conn.close(f"protocol version {msg.protocol} is not supported", CLOSE_POLICY)
                 return
             conn.greeted = True
-            conn.send(m.Welcome(protocol=PROTOCOL_VERSION, server=SERVER_NAME))
+            conn.patches = PATCHES in msg.features
+            conn.send(
+                m.Welcome(
+                    protocol=PROTOCOL_VERSION,
+                    server=SERVER_NAME,
+                    features=[PATCHES] if conn.patches else [],
+                )
+            )
             return
         try:
             room = self._route(conn, msg)

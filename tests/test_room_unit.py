@@ -37,6 +37,8 @@ class FakeViewer:
         self.room: Room | None = None
         self.player_id: str | None = None
         self.spectator = False
+        self.patches = False
+        self.sent = None
         self.closed: str | None = None
         self.received: list[m.ServerMsg] = []
         self._news = trio.Event()

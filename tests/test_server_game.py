@@ -57,9 +57,12 @@ def run_review(actions: tuple) -> Callable[[dict[int, Client]], Awaitable[None]]
     return review
 
 
-async def play_game(url: str, variant: str, script: list[RoundScript], tables: list) -> list:
-    """Play a whole scripted game; appends the table to ``tables``; returns the results."""
-    async with open_table(url, NAMES, deck(variant)) as table:
+async def play_game(
+    url: str, variant: str, script: list[RoundScript], tables: list, *, patches: bool = True
+) -> list:
+    """Play a whole scripted game; appends the table to ``tables``; returns the results.
+    ``patches``: the clients ask for patches (the default of every client) or whole views."""
+    async with open_table(url, NAMES, deck(variant), patches=patches) as table:
         tables.append(table)
         await start_game(table)
         results = []

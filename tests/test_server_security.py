@@ -32,10 +32,12 @@ def _published_at(client: Client, number: int) -> int:
     raise AssertionError(f"{client.name} never saw round {number} published")
 
 
+@pytest.mark.parametrize("patches", [True, False], ids=["patches", "whole-views"])
 @pytest.mark.parametrize(("variant", "script"), [("standard", STANDARD), ("dark-magic", DARK)])
-async def test_no_payload_leaks_tokens_or_unrevealed_words(server, variant, script):
+async def test_no_payload_leaks_tokens_or_unrevealed_words(server, variant, script, patches):
+    """Every frame, patches and whole views alike."""
     tables: list = []
-    await play_game(server.url, variant, script, tables)
+    await play_game(server.url, variant, script, tables, patches=patches)
     table: list[Client] = tables[0]
     tokens = {c.seat: c.token for c in table}
     sent_secrets = [frame for c in table for frame in c.sent if '"reveal_summon"' in frame]
@@ -46,6 +48,7 @@ async def test_no_payload_leaks_tokens_or_unrevealed_words(server, variant, scri
     assert len(nonces) == 16 and len(commitments) == 16
     for c in table:
         assert len(c.frames) == len(c.received) > 20
+        assert (c.link.patched > 0) == patches
         for frame in c.frames:
             assert isinstance(frame, str)
             for seat, token in tokens.items():

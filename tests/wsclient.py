@@ -164,7 +164,7 @@ class Client:
     # ------------------------------------------------------------------ lobby
 
     async def hello(self, protocol: int = PROTOCOL_VERSION) -> m.ServerMsg:
-        await self.send(wire.hello_message("tests", protocol))
+        await self.send(wire.hello_message("tests", protocol, patches=self.link.patches))
         return await self.recv_until(lambda x: isinstance(x, m.Welcome | m.Error))
 
     async def _seat(self, request: m.ClientMsg) -> wire.SeatAnswer:
@@ -240,13 +240,15 @@ async def open_client(
     hello: bool = True,
     ssl_context: Any = None,
     source: str | None = None,
+    patches: bool = True,
 ) -> AsyncIterator[Client]:
     """Connect (and by default say hello); the connection closes when the block ends.
 
     ``source``: the loopback address to connect from (127.0.0.2 ...), for tests of per-address
     limits; ws:// only. ``ssl_context``: how to check a wss:// server (instead of pinning).
+    ``patches``: ask for patches (the link turns each back into a whole view).
     """
-    async with wire.connect(url, ssl_context=ssl_context, source=source) as link:
+    async with wire.connect(url, ssl_context=ssl_context, source=source, patches=patches) as link:
         client = Client(link, name)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(client._pump)
@@ -273,10 +275,14 @@ async def open_table(
     names: Sequence[str],
     settings: RoomSettings | None = None,
     password: str | None = None,
+    *,
+    patches: bool = True,
 ) -> AsyncIterator[list[Client]]:
     """Seat ``names`` in a fresh room (the first creates it and is host); seats follow the order."""
     async with contextlib.AsyncExitStack() as stack:
-        clients = [await stack.enter_async_context(open_client(url, n)) for n in names]
+        clients = [
+            await stack.enter_async_context(open_client(url, n, patches=patches)) for n in names
+        ]
         code = await clients[0].create(settings, password)
         for c in clients[1:]:
             await c.join(code, password)

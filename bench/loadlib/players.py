@@ -35,6 +35,9 @@ import trio
 from trio_websocket import ConnectionClosed, connect_websocket
 
 from conjure.protocol.commitment import commitment
+from conjure.protocol.patch import apply
+
+convert = msgspec.convert
 
 N = 6
 SPELLS = ("rocket", "ocean", "hydrogen", "engine", "wheel", "sail", "cloud", "tiger", "forest")
@@ -77,6 +80,16 @@ class LMsg(msgspec.Struct, tag_field="type"):
 class LUpdate(LMsg, tag="update"):
     view: LView
     receipt: LReceipt | None = None
+    n: int | None = None  # numbered: a patch will follow from it
+
+
+class LPatch(LMsg, tag="patch"):
+    """What changed since view ``base`` (protocol.patch): the players ask for patches."""
+
+    base: int
+    n: int
+    ops: list[dict]
+    receipt: LReceipt | None = None
 
 
 class LWelcome(LMsg, tag="welcome"):
@@ -110,8 +123,12 @@ class LWatching(LMsg, tag="watching"):
 
 
 conjure_decoder = msgspec.json.Decoder(
-    LUpdate | LWelcome | LSeated | LError | LBye | LOther | LWatching | LDeal
+    LUpdate | LPatch | LWelcome | LSeated | LError | LBye | LOther | LWatching | LDeal
 )
+#: The hello of every player: patches, as the terminal client and the computer players ask.
+HELLO = msgspec.json.encode(
+    {"type": "hello", "protocol": 1, "client": "bench", "features": ["patches"]}
+).decode()
 
 
 def conjure_need(v: LView, me: int) -> tuple[int, str] | None:
@@ -266,6 +283,7 @@ class Player:
     __slots__ = (
         "code",
         "current",
+        "doc",
         "finished",
         "full",
         "kind",
@@ -280,6 +298,7 @@ class Player:
         "sent",
         "sim",
         "view",
+        "vn",
         "wake",
         "welcomed",
         "ws",
@@ -293,6 +312,8 @@ class Player:
         self.ws = None
         self.sim = Sim() if kind == "baseline" else None
         self.view: LView | None = None
+        self.doc: dict | None = None  # the whole view, as JSON data, that patches apply to
+        self.vn: int | None = None  # its number
         self.current: tuple[int, str] | None = None  # what I may do now
         self.sent: tuple[int, str] | None = None  # the last action I sent
         self.pending: tuple[float, tuple[int, str]] | None = None  # sent, not yet seen reflected
@@ -317,7 +338,8 @@ class Player:
             raw = await ws.get_message()
             t = mono()
             msg = dec(raw)
-            if type(msg) is LUpdate:
+            kind = type(msg)
+            if kind is LPatch or kind is LUpdate:
                 rc = msg.receipt
                 if rc is not None:
                     room.frames += 1
@@ -325,7 +347,16 @@ class Player:
                 if rc is not None and rc.seq > self.last_seq:
                     self.last_seq = rc.seq
                     room.arrive(rc.seq, t)
-                v = msg.view
+                if kind is LPatch:
+                    if self.doc is None or msg.base != self.vn:
+                        raise RuntimeError(f"seat {me}: patch {msg.n} does not follow {self.vn}")
+                    self.doc = apply(self.doc, msg.ops)
+                    self.vn = msg.n
+                    v = convert(self.doc, LView)
+                else:
+                    if msg.n is not None:
+                        self.doc, self.vn = msgspec.json.decode(raw)["view"], msg.n
+                    v = msg.view
                 self.view = v
                 if len(v.players) >= N:
                     self.full.set()
@@ -506,7 +537,7 @@ async def _setup_room(
                     await _table_full(room, players)
                     return
                 for p in players:
-                    await p.ws.send_message('{"type":"hello","protocol":1,"client":"bench"}')
+                    await p.ws.send_message(HELLO)
                     await p.welcomed.wait()
                 host = players[0]
                 await host.ws.send_message(

@@ -1,0 +1,126 @@
+"""Updates as patches, for the clients that asked for them in ``hello`` (docs/PROTOCOL.md,
+"Patches"; protocol.patch makes and applies them).
+
+Secrecy stays where it was: every view a client can hold is :func:`server.views.build_view`
+of its seat, and a patch is only the difference between two such views of the same viewer, so
+it carries nothing the full view would not. The views are made from the public view (every
+seat's view is the public one with ``you`` set, ``views.for_viewer``), so one diff of the
+public view serves every viewer of a room; per viewer only the ``you`` marks are added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from conjure.protocol.messages import Receipt, encoder
+from conjure.protocol.patch import Op, diff
+from conjure.server.rules.state import Game
+from conjure.server.views import Table, ViewCache, public_view
+
+Doc = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """What a patching viewer holds: view number ``n``, made from ``doc`` (the public view as
+    JSON data) for ``seat``."""
+
+    n: int
+    doc: Doc
+    seat: int | None
+
+
+def public_doc(table: Table, game: Game | None, cache: ViewCache) -> Doc:
+    """The public view as the JSON data a client decodes from it."""
+    return msgspec.to_builtins(public_view(table, game, cache), str_keys=True)
+
+
+def viewer_doc(public: Doc, seat: int | None) -> Doc:
+    """``views.for_viewer`` on JSON data: the view of ``seat`` (None: a spectator's)."""
+    if seat is None:
+        return public
+    players = [dict(p, you=True) if p["seat"] == seat else p for p in public["players"]]
+    return {**public, "you": seat, "players": players}
+
+
+def _seat_index(players: list[Doc], seat: int | None) -> int | None:
+    if seat is None:
+        return None
+    for i, p in enumerate(players):
+        if p["seat"] == seat:
+            return i
+    return None
+
+
+def _for_viewer(
+    ops: list[Op], old: Doc, new: Doc, old_seat: int | None, seat: int | None
+) -> list[Op]:
+    """The public diff ``ops`` (old -> new) as seat ``seat`` must apply it to its own view of
+    ``old`` (made for ``old_seat``): player entries it adds carry the viewer's ``you`` mark, and
+    the mark moves when the viewer's seat did (a lobby's new seating order)."""
+    if seat is None and old_seat is None:
+        return ops
+    out: list[Op] = []
+    whole = False  # the players list was replaced as a whole
+    for op in ops:
+        path = op["path"]
+        if path == "/players":
+            whole = True
+            op = {**op, "value": viewer_doc({"players": op["value"]}, seat)["players"]}
+        elif path == "/players/-" and seat is not None and op["value"]["seat"] == seat:
+            op = {**op, "value": dict(op["value"], you=True)}
+        out.append(op)
+    if old_seat != seat:
+        out.append({"op": "replace", "path": "/you", "value": seat})
+    if not whole:
+        was = _seat_index(old["players"], old_seat)
+        now = _seat_index(new["players"], seat)
+        if was is not None and was != now:
+            out.append({"op": "replace", "path": f"/players/{was}/you", "value": False})
+        if now is not None and now != was and now < len(old["players"]):
+            out.append({"op": "replace", "path": f"/players/{now}/you", "value": True})
+    return out
+
+
+class Frames:
+    """One update's frames for patching viewers: the public view's diff is made once per view a
+    viewer may hold (the players' last one, the spectators' last one), not once per viewer."""
+
+    def __init__(self, doc: Doc, receipt: Receipt | None) -> None:
+        self.doc = doc
+        self.receipt = receipt
+        self._diffs: dict[int, list[Op]] = {}
+
+    def full(self, sent: Sent | None, seat: int | None, feed: list[str]) -> tuple[str, Sent]:
+        """A whole ``update`` (the first one, or the answer to ``resync``), numbered."""
+        n = 1 if sent is None else sent.n + 1
+        msg = {
+            "type": "update",
+            "view": viewer_doc(self.doc, seat),
+            "receipt": self.receipt,
+            "feed": feed,
+            "n": n,
+        }
+        return encoder.encode(msg).decode("utf-8"), Sent(n, self.doc, seat)
+
+    def frame(self, sent: Sent | None, seat: int | None, feed: list[str]) -> tuple[str, Sent]:
+        """The viewer's next frame: a ``patch`` from the view it holds, or (holding none) a
+        whole ``update``; and what it holds then."""
+        if sent is None:
+            return self.full(None, seat, feed)
+        ops = self._diffs.get(id(sent.doc))
+        if ops is None:
+            ops = self._diffs[id(sent.doc)] = diff(sent.doc, self.doc)
+        ops = _for_viewer(ops, sent.doc, self.doc, sent.seat, seat)
+        msg = {
+            "type": "patch",
+            "base": sent.n,
+            "n": sent.n + 1,
+            "ops": ops,
+            "receipt": self.receipt,
+            "feed": feed,
+        }
+        return encoder.encode(msg).decode("utf-8"), Sent(sent.n + 1, self.doc, seat)
