@@ -26,7 +26,9 @@ class PatchError(ValueError):
 
 
 def _token(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
+    if "~" in key or "/" in key:
+        return key.replace("~", "~0").replace("/", "~1")
+    return key
 
 
 def _untoken(token: str) -> str:
@@ -56,13 +58,12 @@ def _diff(a: Any, b: Any, path: str, ops: list[Op]) -> None:
             if k not in b:
                 ops.append({"op": "remove", "path": f"{path}/{_token(k)}"})
         for k, bv in b.items():
-            where = f"{path}/{_token(k)}"
             if k not in a:
-                ops.append({"op": "add", "path": where, "value": bv})
+                ops.append({"op": "add", "path": f"{path}/{_token(k)}", "value": bv})
             else:
                 av = a[k]
                 if av != bv:
-                    _diff(av, bv, where, ops)
+                    _diff(av, bv, f"{path}/{_token(k)}", ops)
         return
     if type(a) is list and type(b) is list:
         n = len(a)

@@ -82,45 +82,61 @@ def _for_viewer(
             out.append({"op": "replace", "path": f"/players/{was}/you", "value": False})
         if now is not None and now != was and now < len(old["players"]):
             out.append({"op": "replace", "path": f"/players/{now}/you", "value": True})
-    return out
+    # Nothing of the viewer's own: the very list given, so that every such viewer shares a frame.
+    return ops if out == ops else out
 
 
 class Frames:
-    """One update's frames for patching viewers: the public view's diff is made once per view a
-    viewer may hold (the players' last one, the spectators' last one), not once per viewer."""
+    """One update's frames for patching viewers, view number ``n`` of the room.
 
-    def __init__(self, doc: Doc, receipt: Receipt | None) -> None:
+    Views are numbered per room, so every viewer that holds the same view (the players, after
+    the last update; the spectators, after theirs) gets the same patch: the public view's diff
+    is made once per view held, and each frame is encoded once per (view held, seat then, seat
+    now, feed), not once per viewer.
+    """
+
+    def __init__(self, doc: Doc, receipt: Receipt | None, n: int) -> None:
         self.doc = doc
         self.receipt = receipt
+        self.n = n
         self._diffs: dict[int, list[Op]] = {}
+        self._texts: dict[tuple[int, int | None, int | None, int], str] = {}
 
-    def full(self, sent: Sent | None, seat: int | None, feed: list[str]) -> tuple[str, Sent]:
+    def full(self, seat: int | None, feed: list[str]) -> tuple[str, Sent]:
         """A whole ``update`` (the first one, or the answer to ``resync``), numbered."""
-        n = 1 if sent is None else sent.n + 1
         msg = {
             "type": "update",
             "view": viewer_doc(self.doc, seat),
             "receipt": self.receipt,
             "feed": feed,
-            "n": n,
+            "n": self.n,
         }
-        return encoder.encode(msg).decode("utf-8"), Sent(n, self.doc, seat)
+        return encoder.encode(msg).decode("utf-8"), Sent(self.n, self.doc, seat)
 
     def frame(self, sent: Sent | None, seat: int | None, feed: list[str]) -> tuple[str, Sent]:
         """The viewer's next frame: a ``patch`` from the view it holds, or (holding none) a
         whole ``update``; and what it holds then."""
         if sent is None:
-            return self.full(None, seat, feed)
+            return self.full(seat, feed)
         ops = self._diffs.get(id(sent.doc))
         if ops is None:
             ops = self._diffs[id(sent.doc)] = diff(sent.doc, self.doc)
-        ops = _for_viewer(ops, sent.doc, self.doc, sent.seat, seat)
-        msg = {
-            "type": "patch",
-            "base": sent.n,
-            "n": sent.n + 1,
-            "ops": ops,
-            "receipt": self.receipt,
-            "feed": feed,
-        }
-        return encoder.encode(msg).decode("utf-8"), Sent(sent.n + 1, self.doc, seat)
+        mine = _for_viewer(ops, sent.doc, self.doc, sent.seat, seat)
+        # Viewers whose patch is the shared one share its text; the others get their own.
+        key = (
+            (id(sent.doc), None, None, id(feed))
+            if mine is ops
+            else (id(sent.doc), sent.seat, seat, id(feed))
+        )
+        text = self._texts.get(key)
+        if text is None:
+            msg = {
+                "type": "patch",
+                "base": sent.n,
+                "n": self.n,
+                "ops": mine,
+                "receipt": self.receipt,
+                "feed": feed,
+            }
+            text = self._texts[key] = encoder.encode(msg).decode("utf-8")
+        return text, Sent(self.n, self.doc, seat)

@@ -224,6 +224,9 @@ class Room:
         self.closed = False
         self._idle = False
         self._view_cache = ViewCache()
+        #: Views made for patching clients so far: each has its number (server.patching).
+        self._views_made = 0
+        self._roster_of: tuple[Game, Roster] | None = None
         # A deque and a parking lot rather than a memory channel: queued requests are handled
         # back to back, without a scheduler round trip each (the room awaits only its log).
         self._inbox: deque[Request | Detached | Stop] = deque()
@@ -246,8 +249,11 @@ class Room:
         """The seats as they are now: the lobby's, or once started the game's."""
         if self.lobby is not None:
             return Roster.of_lobby(self.lobby)
-        assert self.game is not None
-        return Roster.of_game(self.game)
+        g = self.game
+        assert g is not None
+        if self._roster_of is None or self._roster_of[0] is not g:  # a state is never changed
+            self._roster_of = (g, Roster.of_game(g))
+        return self._roster_of[1]
 
     def __repr__(self) -> str:
         return f"<Room {self.code} {'lobby' if self.game is None else self.game.phase}>"
@@ -927,7 +933,8 @@ class Room:
             self._send_spectators(now, table, receipt, frames[None] if same else None, patches)
 
     def _patches(self, table: Table, receipt: Receipt | None) -> Frames:
-        return Frames(public_doc(table, self.game, self._view_cache), receipt)
+        self._views_made += 1
+        return Frames(public_doc(table, self.game, self._view_cache), receipt, self._views_made)
 
     @staticmethod
     def _send_patch(conn: Viewer, frames: Frames, seat: int | None, lines: list[str]) -> None:
@@ -977,7 +984,7 @@ class Room:
         )
         table, receipt = self.table(), self._receipt()
         if conn.patches:
-            text, conn.sent = self._patches(table, receipt).full(conn.sent, seat, [])
+            text, conn.sent = self._patches(table, receipt).full(seat, [])
         else:
             text = update_frames(table, self.game, [seat], receipt, [], self._view_cache)[seat]
         conn.send_text(text)

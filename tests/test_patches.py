@@ -124,16 +124,16 @@ def test_every_patch_of_a_whole_game_gives_exactly_the_whole_view(name):
     held: dict[int | None, dict] = {}
     sent: dict[int | None, Sent | None] = {}
     sizes: list[int] = []
-    for table, game in _views_of_a_whole_game(name):
-        frames = Frames(public_doc(table, game, cache), None)
+    for number, (table, game) in enumerate(_views_of_a_whole_game(name), 1):
+        frames = Frames(public_doc(table, game, cache), None, number)
         for viewer in [*game.seats, None]:
             text, after = frames.frame(sent.get(viewer), viewer, ["a line"])
             msg = json.loads(text)
             if msg["type"] == "update":
                 held[viewer], n = _whole(text)
-                assert n == 1
+                assert n == number == 1
             else:
-                assert msg["base"] == sent[viewer].n and msg["n"] == msg["base"] + 1
+                assert msg["base"] == sent[viewer].n == number - 1 and msg["n"] == number
                 held[viewer] = apply(held[viewer], msg["ops"])
                 if viewer == 0:
                     sizes.append(len(text))
@@ -155,11 +155,11 @@ def test_a_moved_seat_moves_the_you_mark():
     def table() -> Table:
         return Table(code="ABCD", settings=lobby.settings, lobby=lobby, connected=frozenset(ids))
 
-    first = Frames(public_doc(table(), None, cache), None)
+    first = Frames(public_doc(table(), None, cache), None, 1)
     text, sent = first.frame(None, 1, [])
     held, _ = _whole(text)
     lobby.reorder(ids[0], [1, 2, 0])  # Bob moves from seat 1 to seat 0
-    text, sent = Frames(public_doc(table(), None, cache), None).frame(sent, 0, [])
+    text, sent = Frames(public_doc(table(), None, cache), None, 2).frame(sent, 0, [])
     held = apply(held, json.loads(text)["ops"])
     assert held == msgspec.to_builtins(build_view(table(), None, 0), str_keys=True)
 
