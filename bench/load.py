@@ -6,9 +6,13 @@
 
 For every (room count, mode) it starts a fresh server as its own process -- first the bare
 trio-websocket broadcast baseline (bench/loadlib/baseline_server.py: no rules, no log, ~1 KB
-updates), then Conjure (``python -m client.cli serve --port 0 --replays <tmpdir>``, so every action
-is appended and fsync'd) -- and drives the same game script against both from ``--procs``
-generator processes (lean clients: raw trio-websocket + msgspec; see bench/loadlib/players.py).
+updates), then the same broadcast on Node with ``ws`` (bench/loadlib/node_baseline/server.js, the
+peer runtime's baseline; skipped when node or npm is missing), then Conjure (``python -m
+conjure.client.cli serve --port 0 --replays <tmpdir>``, so every action is appended and fsync'd) --
+and drives the same game script against all of them from ``--procs`` generator processes (lean
+clients: raw trio-websocket + msgspec; see bench/loadlib/players.py). Before the first Node run,
+``ws`` is installed with npm into build/node-baseline/ (reused while package.json and the lock are
+unchanged), never into the source tree.
 
 * paced: each player acts 0.5-1.5 s (uniform) after it may; reports p50 / p99 / max latency from an
   action being sent to the LAST player of the room receiving the update reflecting it. The rooms
@@ -31,6 +35,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
+import json
 import multiprocessing as mp
 import os
 import queue
@@ -67,6 +73,18 @@ from loadlib.players import GenConfig, gen_main  # noqa: E402
 
 HOST = "127.0.0.1"
 BASELINE = ROOT / "bench" / "loadlib" / "baseline_server.py"
+NODE_SRC = ROOT / "bench" / "loadlib" / "node_baseline"
+#: Where npm installs the Node baseline's ``ws``: a cache under build/ (ignored), never NODE_SRC.
+NODE_DIR = ROOT / "build" / "node-baseline"
+NPM_TIMEOUT = 180.0
+#: A registry that cannot be reached fails the install in seconds, not after npm's long retries.
+NPM_INSTALL = (
+    *("install", "--no-audit", "--no-fund", "--omit-lockfile-registry-resolved"),
+    *("--fetch-retries=1", "--fetch-retry-mintimeout=1000", "--fetch-retry-maxtimeout=5000"),
+)
+#: The servers a run can load, in the order they run; "both" is the older spelling of the first and
+#: last, kept for scripts that use it.
+TARGETS = ("baseline", "node", "conjure")
 # start, then per round: choose, 6 spells, mark, 6 commits, 6 reveals, 6 dones
 ACTIONS_PER_GAME = 1 + 6 * 26
 LAG_LIMIT_MS = 10.0  # generator event-loop lag (p99) above this: the generator was a bottleneck
@@ -86,20 +104,99 @@ UNLIMITED = [
     *("--rooms-per-minute", "1000000"),
     *("--address-rate", "1000000000"),
     *("--address-burst", "1000000000"),
+    *("--connection-rate", "1000000"),
+    *("--connection-burst", "1000000"),
+    *("--rate", "1000000"),
+    *("--burst", "1000000"),
     *("--log-level", "warning"),
 ]
+
+
+class NodeUnavailable(RuntimeError):
+    """The Node baseline cannot run here: no node or npm on PATH, or npm could not install ws."""
+
+
+def node_baseline(dest: Path = NODE_DIR, timeout: float = NPM_TIMEOUT) -> list[str]:
+    """The command that starts the Node baseline, its ``ws`` installed with npm first if need be.
+
+    server.js, package.json and package-lock.json are copied to ``dest`` and ``npm install`` runs
+    there; a stamp of the manifests says when an earlier install can be reused. Concurrent callers
+    (a benchmark and a test) take turns on a lock file. Raises NodeUnavailable, with a reason that
+    reads as one sentence, when it cannot be done.
+    """
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        raise NodeUnavailable(f"{'node' if node is None else 'npm'} is not on PATH")
+    manifests = ("package.json", "package-lock.json")
+    stamp_text = b"".join(
+        (NODE_SRC / n).read_bytes() if (NODE_SRC / n).exists() else b"-" for n in manifests
+    )
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        with open(dest / ".install-lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            shutil.copyfile(NODE_SRC / "server.js", dest / "server.js")
+            stamp = dest / ".installed"
+            ws_here = (dest / "node_modules" / "ws" / "package.json").exists()
+            if ws_here and stamp.exists() and stamp.read_bytes() == stamp_text:
+                return [node, str(dest / "server.js")]
+            stamp.unlink(missing_ok=True)
+            for n in manifests:
+                if (NODE_SRC / n).exists():
+                    shutil.copyfile(NODE_SRC / n, dest / n)
+                else:
+                    (dest / n).unlink(missing_ok=True)
+            done = subprocess.run(
+                [npm, *NPM_INSTALL],
+                cwd=dest,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+            if done.returncode != 0:
+                said = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()
+                why = [ln for ln in said if "reason:" in ln] or [
+                    ln for ln in said if ln.startswith("npm error")
+                ]
+                raise NodeUnavailable(f"npm install of ws failed ({(why or said)[0][:200]})")
+            stamp.write_bytes(stamp_text)
+    except subprocess.TimeoutExpired as exc:
+        raise NodeUnavailable(f"npm install of ws did not finish within {timeout:.0f} s") from exc
+    except OSError as exc:
+        raise NodeUnavailable(f"the Node baseline could not be set up in {dest} ({exc})") from exc
+    return [node, str(dest / "server.js")]
+
+
+def node_versions(argv: list[str]) -> str:
+    """'node vX, ws Y' for the command node_baseline returned (for the report's machine line)."""
+    try:
+        node = subprocess.run(
+            [argv[0], "--version"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        node = "?"
+    pkg = Path(argv[1]).parent / "node_modules" / "ws" / "package.json"
+    ws = json.loads(pkg.read_text()).get("version", "?") if pkg.exists() else "?"
+    return f"node {node}, ws {ws}"
 
 
 class Server:
     """A server subprocess; its stdout is drained in a thread (the last lines kept)."""
 
-    def __init__(self, kind: str, replays: str, cmd: str | None = None) -> None:
+    def __init__(self, kind: str, replays: str, cmd: str | list[str] | None = None) -> None:
         py = str(VENV_PY) if VENV_PY.exists() else sys.executable
+        base = shlex.split(cmd) if isinstance(cmd, str) else cmd  # a --*-cmd option, or an argv
         if kind == "conjure":
-            base = shlex.split(cmd) if cmd else [py, "-m", "conjure.client.cli", "serve"]
+            base = base or [py, "-m", "conjure.client.cli", "serve"]
             argv = [*base, "--host", HOST, "--port", "0", "--replays", replays, *UNLIMITED]
+        elif kind == "node":
+            if not base:
+                raise RuntimeError("the node server needs the command node_baseline() returns")
+            argv = [*base, "--host", HOST, "--port", "0"]
         else:
-            base = shlex.split(cmd) if cmd else [py, str(BASELINE)]
+            base = base or [py, str(BASELINE)]
             argv = [*base, "--host", HOST, "--port", "0"]
         self.kind = kind
         self.proc = subprocess.Popen(
@@ -114,7 +211,8 @@ class Server:
         self.lines: deque[str] = deque(maxlen=40)
         self.port: int | None = None
         self._listening = threading.Event()
-        threading.Thread(target=self._drain, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
         if not self._listening.wait(30) or self.port is None:
             self.stop()
             raise RuntimeError(f"{kind} server did not start:\n" + "\n".join(self.lines))
@@ -137,6 +235,9 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+        self._drainer.join(timeout=5)  # the pipe ends with the process (or a child holding it)
+        if not self._drainer.is_alive() and self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 # ------------------------------------------------------------------ one run
@@ -174,7 +275,8 @@ def run_one(kind: str, mode: str, rooms: int, args) -> dict:
     ctx = mp.get_context("spawn")
     ready_q, result_q, go = ctx.Queue(), ctx.Queue(), ctx.Event()
     procs: list = []
-    server = Server(kind, tmp, args.conjure_cmd if kind == "conjure" else args.baseline_cmd)
+    cmd = {"conjure": args.conjure_cmd, "node": args.node_argv}.get(kind, args.baseline_cmd)
+    server = Server(kind, tmp, cmd)
     out: dict = {
         "kind": kind,
         "mode": mode,
@@ -190,7 +292,7 @@ def run_one(kind: str, mode: str, rooms: int, args) -> dict:
         for i, n in enumerate(split):
             cfg = GenConfig(
                 proc=i,
-                kind=kind,
+                kind="conjure" if kind == "conjure" else "baseline",  # node speaks the baseline's
                 host=HOST,
                 port=server.port,
                 rooms=n,
@@ -464,6 +566,68 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}x" if b and b == b and a == a else "n/a"
 
 
+def _rate(r: dict) -> float:
+    """The act/s column: sustained flat out, overall paced."""
+    return r["steady"] if r["mode"] == "flat" else r["overall"]
+
+
+#: (numerator, denominator) of the ratio table: Conjure against each baseline, and the two
+#: baselines against each other (Node's ws against trio-websocket).
+RATIO_PAIRS = (("conjure", "baseline"), ("conjure", "node"), ("node", "baseline"))
+RATIO_HEADER = (
+    f"{'mode':<6} {'rooms':>5} {'ratio':<18} {'p50':>7} {'p99':>7} {'p99 cl':>7} {'act/s':>7}"
+    f" {'ms/act':>7}"
+)
+
+
+def ratio_rows(runs: list[dict]) -> list[str]:
+    """One row per (mode, rooms, pair) that both servers of the pair ran without error."""
+    done = {(r["mode"], r["rooms"], r["kind"]): r for r in runs if "error" not in r}
+    rows = []
+    for mode, rooms in dict.fromkeys((r["mode"], r["rooms"]) for r in runs):
+        for top, bottom in RATIO_PAIRS:
+            a, b = done.get((mode, rooms, top)), done.get((mode, rooms, bottom))
+            if a and b:
+                rows.append(
+                    f"{mode:<6} {rooms:>5} {top + ' / ' + bottom:<18}"
+                    f" {ratio(a['p50'], b['p50']):>7} {ratio(a['p99'], b['p99']):>7}"
+                    f" {ratio(a['c_p99'], b['c_p99']):>7} {ratio(_rate(a), _rate(b)):>7}"
+                    f" {ratio(a['cpu_ms_per_action'], b['cpu_ms_per_action']):>7}"
+                )
+    return rows
+
+
+def _caveats(*runs: dict) -> str:
+    """The generator and shared-machine flags of the runs a summary line compares."""
+    flags = {
+        n.split(":")[0]
+        for r in runs
+        for n in bottlenecks(r)
+        if n.startswith(("GENERATOR", "SHARED"))
+    }
+    return f" [caveats: {', '.join(sorted(flags))} -- see the notes above]" if flags else ""
+
+
+def _node_line(mode: str, rooms: int, c: dict, n: dict) -> str:
+    """The summary line of Conjure against the Node baseline, with the Node figures themselves."""
+    cpu = ratio(c["cpu_ms_per_action"], n["cpu_ms_per_action"])
+    if mode == "paced":
+        line = (
+            f"paced, {rooms} rooms x 6 players, against the Node ws baseline (p50"
+            f" {n['p50']:.1f} ms, p99 {n['p99']:.1f} ms, {n['cpu_ms_per_action']:.2f} ms CPU per"
+            f" action): Conjure p50 {ratio(c['p50'], n['p50'])}, p99 {ratio(c['p99'], n['p99'])},"
+            f" CPU per action {cpu}"
+        )
+    else:
+        line = (
+            f"flat out, {rooms} rooms, against the Node ws baseline ({n['steady']:.0f} actions/s"
+            f" sustained, p99 {n['p99']:.0f} ms, {n['cpu_ms_per_action']:.2f} ms CPU per action):"
+            f" Conjure actions/s {ratio(c['steady'], n['steady'])}, p99"
+            f" {ratio(c['p99'], n['p99'])}, CPU per action {cpu}"
+        )
+    return line + _caveats(c, n)
+
+
 def _clean_share(r: dict) -> float:
     """% of a run's actions sent while the machine had no other work."""
     return 100.0 * r["c_n"] / max(1, r["actions"])
@@ -511,15 +675,25 @@ def report(runs: list[dict], args) -> None:
         " lag p99; mach%: both cores busy; other: CPU of processes not in this benchmark"
         " (% of one core)."
     )
+    rows = ratio_rows(runs)
+    if rows:
+        print()
+        print(
+            "Ratios (first server / second, same run): p50, p99, p99 cl and ms/act lower is"
+            " better for the first, act/s higher"
+        )
+        print(RATIO_HEADER)
+        print("-" * len(RATIO_HEADER))
+        print("\n".join(rows))
     readme: list[str] = []
     pairs: dict[tuple[str, int], dict[str, dict]] = {}
     for r in runs:
         pairs.setdefault((r["mode"], r["rooms"]), {})[r["kind"]] = r
     print()
     for (mode, rooms), both in pairs.items():
-        c, b = both.get("conjure"), both.get("baseline")
+        c, b, nb = both.get("conjure"), both.get("baseline"), both.get("node")
         head = f"[{mode}, {rooms} rooms]"
-        for r in (b, c):
+        for r in (b, nb, c):
             if r is None or "error" in r:
                 continue
             notes = bottlenecks(r)
@@ -558,15 +732,9 @@ def report(runs: list[dict], args) -> None:
                         f" s): Conjure {c['steady_clean']:.0f}/s, baseline {b['steady_clean']:.0f}/s,"
                         f" ratio {ratio(c['steady_clean'], b['steady_clean'])}]"
                     )
-            gb = [
-                n.split(":")[0]
-                for r in (b, c)
-                for n in bottlenecks(r)
-                if n.startswith(("GENERATOR", "SHARED"))
-            ]
-            if gb:
-                line += " [caveats: " + ", ".join(sorted(set(gb))) + " -- see the notes above]"
-            readme.append(line)
+            readme.append(line + _caveats(b, c))
+        if c and nb and "error" not in c and "error" not in nb:
+            readme.append(_node_line(mode, rooms, c, nb))
     fs = next((r["fs"] for r in runs if r.get("kind") == "conjure" and "fs" in r), "?")
     spread = next((r["stagger"] for r in runs if r.get("mode") == "paced" and "stagger" in r), 0)
     print()
@@ -575,6 +743,7 @@ def report(runs: list[dict], args) -> None:
         f"  machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; generator:"
         f" {args.procs} process(es); replays on {fs}; {args.games} game(s) per room;"
         f" paced games start spread over {spread:g} s"
+        + (f"; Node baseline: {args.node_versions}" if args.node_versions else "")
     )
     for line in readme:
         print("  - " + line)
@@ -590,9 +759,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", choices=("paced", "flat", "both"), default="both")
     ap.add_argument(
         "--target",
-        choices=("conjure", "baseline", "both"),
-        default="both",
-        help="which server(s) to load (default both: ratios need both)",
+        default="all",
+        metavar="LIST",
+        help="which servers to load, a comma list of baseline, node and conjure (default all:"
+        " ratios need the baselines; 'both' is baseline,conjure); node is skipped, with a note,"
+        " when node or npm is missing or ws cannot be installed",
     )
     ap.add_argument("--games", type=int, default=1, help="games each room plays in a row")
     ap.add_argument(
@@ -626,7 +797,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--conjure-cmd",
         metavar="CMD",
-        help="command that starts the Conjure server instead of '<venv python> -m client.cli"
+        help="command that starts the Conjure server instead of '<venv python> -m conjure.client.cli"
         " serve' (e.g. another checkout's); '--host --port 0 --replays DIR' are appended",
     )
     ap.add_argument(
@@ -665,7 +836,28 @@ def main(argv: list[str] | None = None) -> int:
         args.procs = 1 if args.procs == 2 else args.procs
     room_counts = [int(x) for x in str(args.rooms).split(",") if x.strip()]
     modes = ["paced", "flat"] if args.mode == "both" else [args.mode]
-    targets = ["baseline", "conjure"] if args.target == "both" else [args.target]
+    wanted = {"all": TARGETS, "both": ("baseline", "conjure")}.get(args.target)
+    wanted = wanted or tuple(x.strip() for x in args.target.split(",") if x.strip())
+    if not wanted or set(wanted) - set(TARGETS):
+        ap.error(f"--target: a comma list of {', '.join(TARGETS)} (or all, both)")
+    targets = [t for t in TARGETS if t in wanted]
+    args.node_argv, args.node_versions = None, None
+    if "node" in targets:
+        t = time.monotonic()
+        try:
+            args.node_argv = node_baseline()
+        except NodeUnavailable as exc:
+            targets.remove("node")
+            print(f"-- skipping the Node baseline: {exc}.", flush=True)
+        else:
+            args.node_versions = node_versions(args.node_argv)
+            print(
+                f"-- Node baseline: {args.node_versions}, from"
+                f" {NODE_DIR.relative_to(ROOT)}/ ({time.monotonic() - t:.1f} s to set up)",
+                flush=True,
+            )
+    if not targets:
+        return 1
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
