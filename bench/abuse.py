@@ -35,16 +35,13 @@ import random
 import re
 import resource
 import shutil
-import signal
 import socket
 import struct
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -86,6 +83,7 @@ from loadlib.players import (  # noqa: E402
     LWelcome,
     conjure_need,
 )
+from loadlib.serverproc import ServerProcess, pct  # noqa: E402
 
 from conjure.protocol.commitment import commitment  # noqa: E402
 from conjure.protocol.messages import MAX_FRAME_BYTES  # noqa: E402
@@ -122,78 +120,24 @@ DECODER = msgspec.json.Decoder(
 )
 
 
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))]
-
-
 # ------------------------------------------------------------------ the server
 
 
-class Server:
-    """The server subprocess with its default limits; stdout+stderr drained in a thread."""
-
-    def __init__(self, replays: str) -> None:
-        py = str(VENV_PY) if VENV_PY.exists() else sys.executable
-        argv = [
-            py,
-            "-m",
-            "conjure.client.cli",
-            "serve",
-            "--host",
-            HOST,
-            "--port",
-            "0",
-            "--replays",
-            replays,
-        ]
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            stdin=subprocess.DEVNULL,
-        )
-        self.pid = self.proc.pid
-        self.tail: deque[str] = deque(maxlen=40)
-        self.trouble: list[str] = []  # lines that show an exception in the server
-        self.lines = 0
-        self.port: int | None = None
-        self._listening = threading.Event()
-        threading.Thread(target=self._drain, daemon=True).start()
-        if not self._listening.wait(30) or self.port is None:
-            self.stop()
-            raise RuntimeError("the server did not start:\n" + "\n".join(self.tail))
-
-    def _drain(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines += 1
-            self.tail.append(line.rstrip())
-            if SERVER_TROUBLE.search(line) and len(self.trouble) < 200:
-                self.trouble.append(line.rstrip())
-            m = re.search(r"listening on ws://[^\s]+:(\d+)", line)
-            if m and self.port is None:
-                self.port = int(m.group(1))
-                self._listening.set()
-        self._listening.set()
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self) -> int | None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        return self.proc.returncode
+def serve_argv(replays: str) -> list[str]:
+    """The server with its default limits: no limit option is passed."""
+    py = str(VENV_PY) if VENV_PY.exists() else sys.executable
+    return [
+        py,
+        "-m",
+        "conjure.client.cli",
+        "serve",
+        "--host",
+        HOST,
+        "--port",
+        "0",
+        "--replays",
+        replays,
+    ]
 
 
 # ------------------------------------------------------------------ sockets from an address
@@ -939,7 +883,7 @@ async def probe(port: int, source: str) -> float:
     return took
 
 
-def alive(server: Server, source: str) -> tuple[bool, str]:
+def alive(server: ServerProcess, source: str) -> tuple[bool, str]:
     if not server.alive:
         return False, f"server exited with {server.proc.returncode}"
     try:
@@ -971,7 +915,7 @@ def ratio(a: float, b: float) -> str:
 
 def run_attack(
     ctx: Any,
-    server: Server,
+    server: ServerProcess,
     honest_pid: int,
     code_box: Any,
     n: int,
@@ -1039,7 +983,7 @@ def main(argv: list[str] | None = None) -> int:
     stop_evt, ready_q, honest_q = ctx.Event(), ctx.Queue(), ctx.Queue()
     rows: list[dict] = []
     started = time.monotonic()
-    server = Server(tmp)
+    server = ServerProcess(serve_argv(tmp), cwd=ROOT, trouble=SERVER_TROUBLE)
     assert server.port is not None
     print(
         f"server pid {server.pid} on ws://{HOST}:{server.port}, default limits, logs in a temp dir"
@@ -1087,7 +1031,7 @@ def report(
     duration: float,
     calm: float,
     exit_code: int | None,
-    server: Server,
+    server: ServerProcess,
     took: float,
 ) -> None:
     if "crash" in honest:

@@ -40,7 +40,6 @@ import json
 import multiprocessing as mp
 import os
 import queue
-import re
 import resource
 import shlex
 import shutil
@@ -48,9 +47,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections import deque
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,6 +67,7 @@ except ImportError:  # run with a python that lacks the project's packages: use 
 
 from loadlib import procstat  # noqa: E402
 from loadlib.players import GenConfig, gen_main  # noqa: E402
+from loadlib.serverproc import ServerProcess, pct  # noqa: E402
 
 HOST = "127.0.0.1"
 BASELINE = ROOT / "bench" / "loadlib" / "baseline_server.py"
@@ -182,8 +180,8 @@ def node_versions(argv: list[str]) -> str:
     return f"node {node}, ws {ws}"
 
 
-class Server:
-    """A server subprocess; its stdout is drained in a thread (the last lines kept)."""
+class Server(ServerProcess):
+    """One of the servers a run loads (``kind``: conjure, baseline or node) on a free port."""
 
     def __init__(self, kind: str, replays: str, cmd: str | list[str] | None = None) -> None:
         py = str(VENV_PY) if VENV_PY.exists() else sys.executable
@@ -199,54 +197,10 @@ class Server:
             base = base or [py, str(BASELINE)]
             argv = [*base, "--host", HOST, "--port", "0"]
         self.kind = kind
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            stdin=subprocess.DEVNULL,
-        )
-        self.pid = self.proc.pid
-        self.lines: deque[str] = deque(maxlen=40)
-        self.port: int | None = None
-        self._listening = threading.Event()
-        self._drainer = threading.Thread(target=self._drain, daemon=True)
-        self._drainer.start()
-        if not self._listening.wait(30) or self.port is None:
-            self.stop()
-            raise RuntimeError(f"{kind} server did not start:\n" + "\n".join(self.lines))
-
-    def _drain(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip())
-            m = re.search(r"listening on ws://[^\s]+:(\d+)", line)
-            if m and self.port is None:
-                self.port = int(m.group(1))
-                self._listening.set()
-        self._listening.set()
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._drainer.join(timeout=5)  # the pipe ends with the process (or a child holding it)
-        if not self._drainer.is_alive() and self.proc.stdout is not None:
-            self.proc.stdout.close()
+        super().__init__(argv, cwd=ROOT, name=f"{kind} server")
 
 
 # ------------------------------------------------------------------ one run
-
-
-def pct(sorted_values: list[float], q: float) -> float:
-    if not sorted_values:
-        return float("nan")
-    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
 def wait_quiet(limit: float, busy_max: float = 15.0) -> float:
@@ -404,7 +358,7 @@ def run_one(kind: str, mode: str, rooms: int, args) -> dict:
                 p.kill()
                 p.join(timeout=5)
         server.stop()
-        out["server_tail"] = list(server.lines)[-args.server_output :] if args.server_output else []
+        out["server_tail"] = list(server.tail)[-args.server_output :] if args.server_output else []
         shutil.rmtree(tmp, ignore_errors=True)
     return out
 
