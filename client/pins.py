@@ -38,6 +38,7 @@ from typing import Any
 import trio
 
 from conjure.client.statefile import default_state_dir, write_private
+from conjure.protocol.errors import first_of
 from conjure.protocol.fingerprint import fingerprint, parse_fingerprint, same_fingerprint
 
 KNOWN_SERVERS_FILE = "known_servers.json"
@@ -54,14 +55,7 @@ class CertificateRefused(ssl.SSLError):
 
 def refused(exc: BaseException) -> CertificateRefused | None:
     """The CertificateRefused in ``exc`` (or in an exception group), if there is one."""
-    if isinstance(exc, CertificateRefused):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = refused(inner)
-            if found is not None:
-                return found
-    return None
+    return first_of(exc, CertificateRefused)
 
 
 def changed_sentence(where: str, pinned: str, now: str) -> str:

@@ -7,7 +7,9 @@ A client still decodes any string as a code (a newer server may send a code this
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, TypeVar, get_args
+
+E = TypeVar("E", bound=BaseException)
 
 ErrorCode = Literal[
     # Protocol and room errors (the server, the lobby, the limits)
@@ -121,3 +123,16 @@ class Refusal(Exception):
 
     def __repr__(self) -> str:
         return f"Refusal({self.code!r}, {self.message!r})"
+
+
+def first_of(exc: BaseException, kind: type[E]) -> E | None:
+    """The first ``kind`` in ``exc`` or, depth first, in the exception groups it holds: what a
+    task group raised, asked "was it this?" (a refused certificate, an address in use)."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = first_of(inner, kind)
+            if found is not None:
+                return found
+    return None

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import trio
 
+from conjure.protocol.errors import first_of
 from conjure.protocol.events import RULES_VERSION
 from conjure.protocol.messages import PROTOCOL_VERSION
 from conjure.server import settings, tlscert
@@ -160,20 +161,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         return trio.run(main, config, fingerprint, started)
     except (OSError, BaseExceptionGroup) as exc:
-        found = _first_oserror(exc)
+        found = first_of(exc, OSError)  # e.g. the address is in use
         if found is None or started:
             raise
         print(f"conjure serve: cannot listen on {args.host}:{args.port}: {found}", file=sys.stderr)
         return 1
-
-
-def _first_oserror(exc: BaseException) -> OSError | None:
-    """The OSError (e.g. address in use) inside what trio.run raised, if that is what it was."""
-    if isinstance(exc, OSError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _first_oserror(inner)
-            if found is not None:
-                return found
-    return None
