@@ -67,6 +67,11 @@ MAX_WORD_LENGTH = 40
 """Longest accepted written word, in characters after trimming."""
 
 DATA_FILE = "wordnet_nouns.txt.gz"
+
+#: Bound of each memo of a comparison below. They are pure functions of their strings and of the
+#: word data (loaded once, immutable), so a memo only saves work: a round compares the same
+#: summoning and spell words again for every challenge, "same thing" proposal and at scoring.
+_MEMO = 8192
 ARTICLES = frozenset({"a", "an", "the"})
 
 # WordNet morphy's noun rules: (suffix, replacement).
@@ -180,6 +185,7 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 
 
+@functools.lru_cache(maxsize=_MEMO)
 def normalize(text: str) -> str:
     """The normal form of a written word (see the module docstring)."""
     words = _fold(text).split()
@@ -274,6 +280,7 @@ def _same_normal(a: str, b: str) -> bool:
     return a == b or not _normal_base_forms(a).isdisjoint(_normal_base_forms(b))
 
 
+@functools.lru_cache(maxsize=_MEMO)
 def same_word(a: str, b: str) -> bool:
     """Whether two written words are the same word (case, articles, plural ignored)."""
     return _same_normal(normalize(a), normalize(b))
@@ -324,6 +331,7 @@ def _contains_normal(summon: str, spell: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=_MEMO)
 def contains_written(summon: str, spell: str) -> bool:
     """Whether the summoning word is, or has whole tokens that are, the spell word.
 
@@ -359,6 +367,7 @@ def _closed_up(normal: str) -> str:
     return "".join(_tokens(normal))
 
 
+@functools.lru_cache(maxsize=_MEMO)
 def hidden_inside(summon: str, spell: str) -> bool:
     """Whether the spell word seems hidden inside one summoning token (a hint, not a rule).
 

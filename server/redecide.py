@@ -9,17 +9,18 @@ records already verified by ``server.logstore.read_log``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
 from conjure.protocol.errors import Refusal
-from conjure.protocol.events import Event, event_data, event_from_record, event_type
+from conjure.protocol.events import EVENT_TYPES, Event, event_data, event_from_record, event_type
 from conjure.server.logstore import LogRecord
 from conjure.server.rules import commands as cmd
-from conjure.server.rules.decide import decide_and_fold
+from conjure.server.rules.decide import decide_and_trace
 from conjure.server.rules.state import Game
 
 
@@ -43,6 +44,11 @@ class Redecided:
     mismatch: Mismatch | None
 
 
+#: Told each record of a batch that matched, in order, with its event (read from the log) and
+#: the state after it, so a caller checks the events without folding them a second time.
+Matched = Callable[[LogRecord, Event, Game], object]
+
+
 def _show(command: dict[str, Any] | None) -> str:
     return "" if command is None else msgspec.json.encode(command).decode()
 
@@ -51,15 +57,19 @@ def _event_text(item: tuple[str, dict[str, Any]]) -> str:
     return f"{item[0]} {msgspec.json.encode(item[1]).decode()}"
 
 
-def redecide(records: Sequence[LogRecord]) -> Redecided:
+def redecide(records: Sequence[LogRecord], *, each: Matched | None = None) -> Redecided:
     """Decide every batch of ``records`` again; stops at the first difference."""
     state: Game | None = None
     i = batches = 0
     while i < len(records):
-        batch = list(records[i : i + records[i].batch + 1])
-        after, mismatch = _batch(state, batch, i + 1)
+        end = i + records[i].batch + 1
+        batch = records[i:end] if isinstance(records, list) else list(records[i:end])
+        after, mismatch, traced = _batch(state, batch, i + 1)
         if mismatch is not None:
             return Redecided(state, batches, mismatch)
+        if each is not None:
+            for rec, (event, reached) in zip(batch, traced, strict=True):
+                each(rec, event, reached)
         state = after
         batches += 1
         i += len(batch)
@@ -68,12 +78,13 @@ def redecide(records: Sequence[LogRecord]) -> Redecided:
 
 def _batch(
     state: Game | None, batch: list[LogRecord], line: int
-) -> tuple[Game | None, Mismatch | None]:
-    """The state after one batch, or where it differs from what the rules decide."""
+) -> tuple[Game | None, Mismatch | None, list[tuple[Event, Game]]]:
+    """The state after one batch and its records' events with the state after each, or where
+    the batch differs from what the rules decide."""
     first = batch[0]
 
-    def fail(why: str, at: int = line) -> tuple[Game | None, Mismatch]:
-        return state, Mismatch(at, _show(first.cmd), why)  # encoded only for a mismatch
+    def fail(why: str, at: int = line) -> tuple[Game | None, Mismatch, list[tuple[Event, Game]]]:
+        return state, Mismatch(at, _show(first.cmd), why), []  # encoded only for a mismatch
 
     if first.cmd is None:
         return fail("no command is recorded for this batch, so no rule produced it")
@@ -88,34 +99,43 @@ def _batch(
         return fail(f"the command cannot be read ({exc})")
     if command.now != first.ts:
         return fail(f"the batch is dated {first.ts} but its command was given at {command.now}")
-    decided = decide_and_fold(state, command)
+    decided = decide_and_trace(state, command)
     if isinstance(decided, Refusal):
         if decided.code == "too_early":
             return fail(f"a clock command dated before its deadline: {decided.message}")
         return fail(f"the rules refuse this command ({decided.code}: {decided.message})")
-    events, after = decided
-    for k in range(max(len(events), len(batch))):
-        want = events[k] if k < len(events) else None
-        rec = batch[k] if k < len(batch) else None
-        if rec is None:
-            assert want is not None
-            shown_want = _event_text((event_type(want), event_data(want)))
-            return fail(f"the rules also produce {shown_want}, which is not logged")
-        if want is None:
-            return fail(f"the rules produce no {rec.type} here", line + k)
-        if not _same_event(rec, want):
+    events, states = decided
+    traced: list[tuple[Event, Game]] = []
+    for k, (rec, want) in enumerate(zip(batch, events, strict=False)):  # lengths: below
+        got = _logged_event(rec, want)
+        if got is None:
             shown_want = _event_text((event_type(want), event_data(want)))
             return fail(f"the rules produce {shown_want} instead", line + k)
-    return after, None
+        traced.append((got, states[k]))
+    if len(events) > len(batch):
+        want = events[len(batch)]
+        shown_want = _event_text((event_type(want), event_data(want)))
+        return fail(f"the rules also produce {shown_want}, which is not logged")
+    if len(batch) > len(events):
+        return fail(f"the rules produce no {batch[len(events)].type} here", line + len(events))
+    return (states[-1] if states else state), None, traced
 
 
-def _same_event(rec: LogRecord, want: Event) -> bool:
-    """The record is the event: same type, same fields (a field the record leaves out has its
-    default, so logs written before a field was added still compare), and nothing else."""
-    if rec.type != event_type(want):
-        return False
+def _logged_event(rec: LogRecord, want: Event) -> Event | None:
+    """The record's event when it is ``want``: same type, same fields (a field the record leaves
+    out has its default, so logs written before a field was added still compare), and nothing
+    else; None when it is not."""
+    if EVENT_TYPES.get(rec.type) is not type(want):  # tags and types match one to one
+        return None
     try:
         got = event_from_record(rec.type, rec.data)
     except msgspec.ValidationError:
-        return False
-    return got == want and set(rec.data) <= set(type(want).__struct_fields__)
+        return None
+    if got == want and rec.data.keys() <= _fields(type(want)):
+        return got
+    return None
+
+
+@functools.cache
+def _fields(kind: type[Event]) -> frozenset[str]:
+    return frozenset(kind.__struct_fields__)

@@ -33,6 +33,7 @@ class _Builder:
     def __init__(self, state: Game | None) -> None:
         self.state = state
         self.events: list[ev.Event] = []
+        self.states: list[Game] = []  #: the state after each event
 
     @property
     def g(self) -> Game:
@@ -42,6 +43,7 @@ class _Builder:
     def emit(self, event: ev.Event) -> None:
         self.events.append(event)
         self.state = evolve(self.state, event)
+        self.states.append(self.state)
 
 
 def decide(state: Game | None, command: cmd.AnyCommand) -> list[ev.Event] | Refusal:
@@ -54,6 +56,20 @@ def decide_and_fold(
     state: Game | None, command: cmd.AnyCommand
 ) -> tuple[list[ev.Event], Game | None] | Refusal:
     """The events and the state they lead to: the room and the audit fold each command once."""
+    b = _run(state, command)
+    return b if isinstance(b, Refusal) else (b.events, b.state)
+
+
+def decide_and_trace(
+    state: Game | None, command: cmd.AnyCommand
+) -> tuple[list[ev.Event], list[Game]] | Refusal:
+    """The events and the state after each of them: the audit checks every logged event on the
+    state it met without folding the log a second time."""
+    b = _run(state, command)
+    return b if isinstance(b, Refusal) else (b.events, b.states)
+
+
+def _run(state: Game | None, command: cmd.AnyCommand) -> _Builder | Refusal:
     handler = _handler(command)
     if handler is None:
         return Refusal("unknown_command", f"Unknown command {type(command).__name__}.")
@@ -64,7 +80,7 @@ def decide_and_fold(
         handler(b)
     except Refusal as r:
         return r.with_traceback(None)  # a value now: keep no frames alive
-    return b.events, b.state
+    return b
 
 
 # ---------------------------------------------------------------- guards
@@ -238,10 +254,11 @@ def _settle(b: _Builder, p: Proposal) -> None:
 
 
 def _maybe_settle(b: _Builder, pid: int) -> None:
-    r = b.g.round
+    g = b.g
+    r = g.round
     assert r is not None
     p = r.proposals[pid]
-    if p.open and all(v in p.votes for v in p.voters if b.g.active(v)):
+    if p.open and all(v in p.votes for v in p.voters if g.active(v)):
         _settle(b, p)
 
 
@@ -700,9 +717,14 @@ def _abandon(b: _Builder, c: cmd.Abandon) -> None:
 def _handler(c: cmd.AnyCommand) -> Callable[[_Builder], None] | None:
     """The handler of ``c``'s type, bound to it (None for a type the engine does not know).
 
-    A ``match`` rather than a table, so the type checker sees each handler get its own command.
+    A ``match`` rather than a table, so the type checker sees each handler get its own command;
+    the commonest commands of a game come first (votes and "done" are most of a review).
     """
     match c:
+        case cmd.Vote():
+            return lambda b: _vote(b, c)
+        case cmd.Done():
+            return lambda b: _done(b, c)
         case cmd.StartGame():
             return lambda b: _start(b, c)
         case cmd.ChooseCard():
@@ -719,10 +741,6 @@ def _handler(c: cmd.AnyCommand) -> Callable[[_Builder], None] | None:
             return lambda b: _challenge(b, c)
         case cmd.ProposeSame():
             return lambda b: _same(b, c)
-        case cmd.Vote():
-            return lambda b: _vote(b, c)
-        case cmd.Done():
-            return lambda b: _done(b, c)
         case cmd.Tick():
             return lambda b: _tick(b, c)
         case cmd.Pause():

@@ -1,15 +1,16 @@
 """evolve(state, event) -> state: the only way a game's state changes.
 
-Pure: the given state is never modified (a shallow-but-sufficient copy is made first), no I/O,
-no clock. Replaying a log is ``fold(events)``. Evolve applies facts and decides nothing: who votes
-on a proposal, whose commitment a skip drops and the reasons behind every point are fields of the
-events ``decide`` emits (rules version 1 logs lack them: ``server.rules.legacy`` fills them in).
+Pure: the given state is never modified (the new state shares what the event leaves alone and
+holds new copies of what it changes), no I/O, no clock. Replaying a log is ``fold(events)``.
+Evolve applies facts and decides nothing: who votes on a proposal, whose commitment a skip drops
+and the reasons behind every point are fields of the events ``decide`` emits (rules version 1
+logs lack them: ``server.rules.legacy`` fills them in).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from conjure.protocol import events as ev
 from conjure.server.rules.state import Game, Proposal, Round, RoundResultRecord
@@ -24,40 +25,20 @@ def _copy(obj: _T, **changes: object) -> _T:
     states are copied for every event the server folds (a tenth of its time per action).
     """
     new = object.__new__(type(obj))
-    new.__dict__.update(obj.__dict__)
-    new.__dict__.update(changes)
+    fields = obj.__dict__.copy()
+    fields.update(changes)
+    new.__dict__ = fields
     return new
 
 
-def _clone_round(r: Round) -> Round:
-    return _copy(
-        r,
-        spells=dict(r.spells),
-        passed=set(r.passed),
-        skipped=set(r.skipped),
-        commits=dict(r.commits),
-        reveals=dict(r.reveals),
-        published=None if r.published is None else dict(r.published),
-        proposals=[_copy(p, votes=dict(p.votes), reasons=dict(p.reasons)) for p in r.proposals],
-        done=set(r.done),
-    )
-
-
-def clone(g: Game) -> Game:
-    """A copy whose mutable parts are not shared with ``g``."""
-    return _copy(
-        g,
-        kicked=set(g.kicked),
-        away=set(g.away),
-        used=set(g.used),
-        totals=dict(g.totals),
-        round=None if g.round is None else _clone_round(g.round),
-        results=list(g.results),
-    )
-
-
 def evolve(state: Game | None, event: ev.Event) -> Game:
-    """Apply one event. Events are facts already decided: no validation happens here."""
+    """Apply one event. Events are facts already decided: no validation happens here.
+
+    Copy-on-write: the new state shares every part the event leaves alone with ``state`` (a vote
+    copies one proposal and the list that holds it, not the round's every proposal and set), so
+    folding costs the same late in a long game as early. Nothing may change a state's parts in
+    place, here or elsewhere: a changed part is always a new one.
+    """
     if isinstance(event, ev.GameStarted):
         return Game(
             setup=event.setup,
@@ -67,124 +48,66 @@ def evolve(state: Game | None, event: ev.Event) -> Game:
         )
     if state is None:
         raise ValueError(f"{type(event).__name__} before game_started")
-    g = clone(state)
-    r = g.round
-    match event:
-        case ev.RoundStarted(round=n, conjurer=c):
-            g.round = Round(number=n, conjurer=c)
-        case ev.PhaseStarted(phase=phase, turn=turn, deadline=deadline):
-            g.phase = phase
-            g.turn = turn
-            g.deadline = deadline
-        case ev.CardChosen(card=card):
-            assert r is not None
-            r.card = card
-        case ev.SpellWritten(seat=seat, word=word):
-            assert r is not None
-            r.spells[seat] = word
-        case ev.TurnPassed(seat=seat):
-            assert r is not None
-            r.passed.add(seat)
-        case ev.BoardsMarked(boards=boards):
-            assert r is not None
-            r.marked = tuple(boards)
-        case ev.Committed(seat=seat, commitment=commitment):
-            assert r is not None
-            r.commits[seat] = commitment
-        case ev.Revealed(seat=seat, word=word, nonce=nonce):
-            assert r is not None
-            r.reveals[seat] = (word, nonce)
-        case ev.SummonsPublished(words=words, unrevealed=unrevealed):
-            assert r is not None
-            r.published = dict(words)
-            r.unrevealed = tuple(unrevealed)
-        case ev.ProposalMade():
-            assert r is not None
-            _add_proposal(g, r, event)
-        case ev.VoteCast(proposal=pid, seat=seat, yes=yes, reason=reason):
-            assert r is not None
-            p = r.proposals[pid]
-            p.votes[seat] = yes
-            if reason:
-                p.reasons[seat] = reason
-        case ev.ProposalSettled(proposal=pid, carried=carried):
-            assert r is not None
-            r.proposals[pid].carried = carried
-        case ev.PlayerDone(seat=seat):
-            assert r is not None
-            r.done.add(seat)
-        case ev.RoundScored(round=n, case=case, points=points, invalid=invalid):
-            assert r is not None
-            for seat, pts in points.items():
-                g.totals[seat] = g.totals.get(seat, 0) + pts
-            if r.card is not None:
-                g.used.add(r.card)
-            g.results.append(
-                RoundResultRecord(
-                    n,
-                    r.conjurer,
-                    r.card,
-                    case,
-                    dict(points),
-                    dict(invalid),
-                    reasons={s: tuple(p) for s, p in (event.reasons or {}).items()},
-                    words=dict(r.published or {}),
-                )
-            )
-        case ev.RoundVoided(round=n, reason=reason):
-            assert r is not None
-            if r.card is not None:
-                g.used.add(r.card)
-            g.results.append(
-                RoundResultRecord(
-                    n, r.conjurer, r.card, "void", {}, {}, reason, words=dict(r.published or {})
-                )
-            )
-        case ev.PlayerSkipped(seat=seat, dropped=dropped):
-            assert r is not None
-            r.skipped.add(seat)
-            if dropped:
-                r.commits.pop(seat, None)
-        case ev.PlayerKicked(seat=seat, dropped=dropped):
-            g.kicked.add(seat)
-            if r is not None and dropped:
-                r.commits.pop(seat, None)
-        case ev.PresenceChanged(seat=seat, connected=connected):
-            if connected:
-                g.away.discard(seat)
-            else:
-                g.away.add(seat)
-        case ev.HostChanged(seat=seat):
-            g.host = seat
-        case ev.GamePaused(remaining=remaining):
-            g.paused = True
-            g.paused_remaining = remaining
-            g.deadline = None
-        case ev.GameResumed(deadline=deadline):
-            g.paused = False
-            g.paused_remaining = None
-            g.deadline = deadline
-        case ev.GameEnded(winners=winners):
-            g.phase = "over"
-            g.turn = None
-            g.deadline = None
-            g.winners = tuple(winners)
-        case ev.GameAbandoned():
-            g.phase = "over"
-            g.turn = None
-            g.deadline = None
-            g.paused = False
-            g.paused_remaining = None
-            g.winners = ()
-            g.abandoned = True
-        case _:
-            raise ValueError(f"unknown event {event!r}")
+    apply = _APPLY.get(type(event))
+    if apply is None:
+        raise ValueError(f"unknown event {event!r}")
+    g = _copy(state)
+    apply(g, event)
     return g
 
 
-def _add_proposal(g: Game, r: Round, e: ev.ProposalMade) -> None:
+def _round(g: Game) -> Round:
+    r = g.round
+    assert r is not None
+    return r
+
+
+def _round_started(g: Game, e: ev.RoundStarted) -> None:
+    g.round = Round(number=e.round, conjurer=e.conjurer)
+
+
+def _phase_started(g: Game, e: ev.PhaseStarted) -> None:
+    g.phase = e.phase
+    g.turn = e.turn
+    g.deadline = e.deadline
+
+
+def _card_chosen(g: Game, e: ev.CardChosen) -> None:
+    g.round = _copy(_round(g), card=e.card)
+
+
+def _spell_written(g: Game, e: ev.SpellWritten) -> None:
+    r = _round(g)
+    g.round = _copy(r, spells={**r.spells, e.seat: e.word})
+
+
+def _turn_passed(g: Game, e: ev.TurnPassed) -> None:
+    r = _round(g)
+    g.round = _copy(r, passed=r.passed | {e.seat})
+
+
+def _boards_marked(g: Game, e: ev.BoardsMarked) -> None:
+    g.round = _copy(_round(g), marked=tuple(e.boards))
+
+
+def _committed(g: Game, e: ev.Committed) -> None:
+    r = _round(g)
+    g.round = _copy(r, commits={**r.commits, e.seat: e.commitment})
+
+
+def _revealed(g: Game, e: ev.Revealed) -> None:
+    r = _round(g)
+    g.round = _copy(r, reveals={**r.reveals, e.seat: (e.word, e.nonce)})
+
+
+def _summons_published(g: Game, e: ev.SummonsPublished) -> None:
+    g.round = _copy(_round(g), published=dict(e.words), unrevealed=tuple(e.unrevealed))
+
+
+def _proposal_made(g: Game, e: ev.ProposalMade) -> None:
     if e.voters is None or e.reopened is None:
         raise ValueError("a rules version 1 proposal: fold it through server.rules.legacy")
+    r = _round(g)
     p = Proposal(
         id=e.proposal,
         kind=e.kind,
@@ -193,8 +116,149 @@ def _add_proposal(g: Game, r: Round, e: ev.ProposalMade) -> None:
         rule=e.rule,
         voters=frozenset(e.voters),
     )
-    r.proposals.append(p)
-    r.done -= set(e.reopened)
+    g.round = _copy(r, proposals=[*r.proposals, p], done=r.done - set(e.reopened))
+
+
+def _vote_cast(g: Game, e: ev.VoteCast) -> None:
+    r = _round(g)
+    p = r.proposals[e.proposal]
+    votes = {**p.votes, e.seat: e.yes}
+    reasons = {**p.reasons, e.seat: e.reason} if e.reason else p.reasons
+    g.round = _with_proposal(r, _copy(p, votes=votes, reasons=reasons))
+
+
+def _proposal_settled(g: Game, e: ev.ProposalSettled) -> None:
+    r = _round(g)
+    g.round = _with_proposal(r, _copy(r.proposals[e.proposal], carried=e.carried))
+
+
+def _player_done(g: Game, e: ev.PlayerDone) -> None:
+    r = _round(g)
+    g.round = _copy(r, done=r.done | {e.seat})
+
+
+def _round_scored(g: Game, e: ev.RoundScored) -> None:
+    r = _round(g)
+    totals = dict(g.totals)
+    for seat, pts in e.points.items():
+        totals[seat] = totals.get(seat, 0) + pts
+    g.totals = totals
+    if r.card is not None:
+        g.used = g.used | {r.card}
+    record = RoundResultRecord(
+        e.round,
+        r.conjurer,
+        r.card,
+        e.case,
+        dict(e.points),
+        dict(e.invalid),
+        reasons={s: tuple(p) for s, p in (e.reasons or {}).items()},
+        words=dict(r.published or {}),
+    )
+    g.results = [*g.results, record]
+
+
+def _round_voided(g: Game, e: ev.RoundVoided) -> None:
+    r = _round(g)
+    if r.card is not None:
+        g.used = g.used | {r.card}
+    record = RoundResultRecord(
+        e.round, r.conjurer, r.card, "void", {}, {}, e.reason, words=dict(r.published or {})
+    )
+    g.results = [*g.results, record]
+
+
+def _player_skipped(g: Game, e: ev.PlayerSkipped) -> None:
+    r = _round(g)
+    g.round = _copy(r, skipped=r.skipped | {e.seat})
+    if e.dropped:
+        g.round = _dropped(g.round, e.seat)
+
+
+def _player_kicked(g: Game, e: ev.PlayerKicked) -> None:
+    g.kicked = g.kicked | {e.seat}
+    if g.round is not None and e.dropped:
+        g.round = _dropped(g.round, e.seat)
+
+
+def _presence_changed(g: Game, e: ev.PresenceChanged) -> None:
+    g.away = g.away - {e.seat} if e.connected else g.away | {e.seat}
+
+
+def _host_changed(g: Game, e: ev.HostChanged) -> None:
+    g.host = e.seat
+
+
+def _game_paused(g: Game, e: ev.GamePaused) -> None:
+    g.paused = True
+    g.paused_remaining = e.remaining
+    g.deadline = None
+
+
+def _game_resumed(g: Game, e: ev.GameResumed) -> None:
+    g.paused = False
+    g.paused_remaining = None
+    g.deadline = e.deadline
+
+
+def _game_ended(g: Game, e: ev.GameEnded) -> None:
+    g.phase = "over"
+    g.turn = None
+    g.deadline = None
+    g.winners = tuple(e.winners)
+
+
+def _game_abandoned(g: Game, e: ev.GameAbandoned) -> None:
+    g.phase = "over"
+    g.turn = None
+    g.deadline = None
+    g.paused = False
+    g.paused_remaining = None
+    g.winners = ()
+    g.abandoned = True
+
+
+#: How each kind of event changes the (already copied) state: looked up by the event's type, not
+#: matched case by case, since every event the server or an audit folds passes through here.
+_APPLY: dict[type, Callable[[Game, Any], None]] = {
+    ev.RoundStarted: _round_started,
+    ev.PhaseStarted: _phase_started,
+    ev.CardChosen: _card_chosen,
+    ev.SpellWritten: _spell_written,
+    ev.TurnPassed: _turn_passed,
+    ev.BoardsMarked: _boards_marked,
+    ev.Committed: _committed,
+    ev.Revealed: _revealed,
+    ev.SummonsPublished: _summons_published,
+    ev.ProposalMade: _proposal_made,
+    ev.VoteCast: _vote_cast,
+    ev.ProposalSettled: _proposal_settled,
+    ev.PlayerDone: _player_done,
+    ev.RoundScored: _round_scored,
+    ev.RoundVoided: _round_voided,
+    ev.PlayerSkipped: _player_skipped,
+    ev.PlayerKicked: _player_kicked,
+    ev.PresenceChanged: _presence_changed,
+    ev.HostChanged: _host_changed,
+    ev.GamePaused: _game_paused,
+    ev.GameResumed: _game_resumed,
+    ev.GameEnded: _game_ended,
+    ev.GameAbandoned: _game_abandoned,
+}
+
+
+def _with_proposal(r: Round, p: Proposal) -> Round:
+    """The round with proposal ``p.id`` replaced by ``p`` (a new list; the others shared)."""
+    proposals = list(r.proposals)
+    proposals[p.id] = p
+    return _copy(r, proposals=proposals)
+
+
+def _dropped(r: Round, seat: int) -> Round:
+    """The round without ``seat``'s commitment (A1)."""
+    if seat not in r.commits:
+        return r
+    return _copy(r, commits={s: c for s, c in r.commits.items() if s != seat})
 
 
 def concerned_seats(g: Game, r: Round, seats: Iterable[int]) -> set[int]:

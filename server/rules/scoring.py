@@ -11,6 +11,7 @@ the official reading, so a table can see what a dispute is worth.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
@@ -105,10 +106,32 @@ class RoundResult(Generic[P]):
     house: frozenset[str] = frozenset()  #: the house rules it was scored by (none: official)
 
 
+@functools.lru_cache(maxsize=4096)
+def _against_spells(word: str, spells: tuple[str, ...]) -> tuple[int | None, bool, tuple[int, ...]]:
+    """One summoning word against a round's spell words, in order: the first it is or contains
+    (C1), whether it is that very word, and the others hidden inside it.
+
+    Memoized: pure in its strings (and the immutable word data), and asked again with the same
+    words for every challenge and "same thing" proposal of a round and at its scoring.
+    """
+    first: int | None = None
+    same = False
+    hidden: list[int] = []
+    for i, written in enumerate(spells):
+        if contains_written(word, written):
+            if first is None:
+                first, same = i, same_word(word, written)
+        elif hidden_inside(word, written):
+            hidden.append(i)
+    return first, same, tuple(hidden)
+
+
 def check_words(sheet: RoundSheet[P]) -> tuple[dict[P, Invalid], dict[P, list[str]]]:
     """The automatic checks: binding written-word invalidity, advisory hidden-word flags."""
     invalid: dict[P, Invalid] = {}
     flags: dict[P, list[str]] = {}
+    writers = tuple(sheet.spell)
+    spells = tuple(sheet.spell.values())
     for p in sheet.players:
         word = sheet.summon.get(p)
         if word is None:
@@ -116,18 +139,19 @@ def check_words(sheet: RoundSheet[P]) -> tuple[dict[P, Invalid], dict[P, list[st
         if sheet.variant == "dark-magic" and p == sheet.conjurer:
             continue  # D5: written before any spell word existed
         # C1: every spell word of the round counts, also one whose writer has left it.
-        for q, written in sheet.spell.items():
-            if contains_written(word, written):
-                if p not in invalid:
-                    what = "is" if same_word(word, written) else "contains"
-                    invalid[p] = Invalid(
-                        "C1",
-                        f"{word!r} {what} the written word {written!r} ({sheet.name(q)}'s spell word)",
-                    )
-            elif hidden_inside(word, written):
-                flags.setdefault(p, []).append(
-                    f"{written!r} ({sheet.name(q)}'s spell word) is hidden inside {word!r}"
-                )
+        first, same, hidden = _against_spells(word, spells)
+        if first is not None:
+            what = "is" if same else "contains"
+            invalid[p] = Invalid(
+                "C1",
+                f"{word!r} {what} the written word {spells[first]!r} "
+                f"({sheet.name(writers[first])}'s spell word)",
+            )
+        if hidden:
+            flags[p] = [
+                f"{spells[i]!r} ({sheet.name(writers[i])}'s spell word) is hidden inside {word!r}"
+                for i in hidden
+            ]
     for p in sheet.players:
         if p in sheet.unrevealed and p not in invalid:
             invalid[p] = Invalid("C6", "committed a word but never revealed it")

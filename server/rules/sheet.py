@@ -38,7 +38,7 @@ def round_sheet(g: Game) -> RoundSheet[int]:
         ruled_invalid=ruled_invalid,
         same=same,
         unrevealed=frozenset(r.unrevealed),
-        names={s: g.name(s) for s in g.seats},
+        names={s: player.name for s, player in enumerate(g.setup.players)},  # g.name(s), each seat
     )
 
 

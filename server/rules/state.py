@@ -1,6 +1,8 @@
 """The state of one game: nothing but the fold of its events (see ``evolve``).
 
-Plain dataclasses; ``evolve`` never changes a state it is given, it returns a copy.
+Plain dataclasses; ``evolve`` never changes a state it is given, it returns a copy that shares
+every part the event left alone, so no code may change a state's parts (sets, dicts, lists,
+proposals) in place.
 """
 
 from __future__ import annotations
@@ -101,7 +103,10 @@ class Game:
         return seat not in self.kicked and (r is None or seat not in r.skipped)
 
     def active_seats(self) -> list[int]:
-        return [s for s in self.seats if self.active(s)]
+        # active() for every seat with its two look-ups inlined: most commands ask this
+        kicked = self.kicked
+        skipped = () if self.round is None else self.round.skipped
+        return [s for s in self.seats if s not in kicked and s not in skipped]
 
     def spell_order(self) -> list[int]:
         """Seat order starting with the conjurer (standard) or just after them (dark magic)."""
