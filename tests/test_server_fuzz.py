@@ -265,7 +265,7 @@ class Arena:
                 if isinstance(msg, m.ResumeSeat):
                     return "bad_token"
                 return "already_in_room"
-            case m.Leave():
+            case m.Leave() | m.Resync():  # accepted: a goodbye, or a whole view
                 return None
         if s.kind == "spectator":
             return "spectator"
@@ -384,6 +384,7 @@ settings_dicts = st.fixed_dictionaries(
 VALID: dict[str, st.SearchStrategy] = {
     "protocol": st.just(1),
     "client": st.text(max_size=80),
+    "features": st.lists(st.sampled_from(["patches", "later"]), max_size=3),
     "name": names,
     "password": st.none() | st.text(max_size=64),
     "settings": settings_dicts,
@@ -409,6 +410,9 @@ VALID: dict[str, st.SearchStrategy] = {
 EDGY: dict[str, st.SearchStrategy] = {
     "protocol": edge_ints | st.floats(allow_nan=False),
     "client": long_text(),
+    "features": st.lists(long_text(), max_size=3)
+    | st.lists(st.just("x"), max_size=20)
+    | json_values,
     "name": long_text() | st.sampled_from(["", "a\tb", "\x7f", "   "]),
     "password": long_text(),
     "settings": settings_dicts | json_values,
