@@ -44,6 +44,30 @@ class RulesError(AssertionError):
     pass
 
 
+def start_command(
+    n: int,
+    variant: str = "standard",
+    cards: tuple[Card, ...] | None = None,
+    *,
+    limits: Limits | None = None,
+    now: float = 1000.0,
+    game_id: str = "g",
+) -> c.StartGame:
+    """Start a game of ``n`` players (seat 0 hosts) in room ABCD, ``cards`` dealt (by default
+    the first ``n`` of DEFAULT_CARDS)."""
+    dealt = cards or tuple(Card(text=t, stars=s) for t, s in DEFAULT_CARDS[:n])
+    setup = GameSetup(
+        game_id=game_id,
+        room="ABCD",
+        variant=variant,  # type: ignore[arg-type]
+        players=players(n),
+        host=0,
+        cards=dealt[:n],
+        limits=limits or Limits(),
+    )
+    return c.StartGame(now=now, setup=setup)
+
+
 class Table:
     def __init__(
         self,
@@ -57,20 +81,8 @@ class Table:
         self.state: Game | None = None
         self.events: list[Event] = []
         cards = cards or DEFAULT_CARDS[:n]
-        self.run(
-            c.StartGame(
-                now=self.now,
-                setup=GameSetup(
-                    game_id="game-1",
-                    room="ABCD",
-                    variant=variant,
-                    players=players(n),
-                    host=0,
-                    cards=tuple(Card(text=t, stars=s) for t, s in cards),
-                    limits=limits or Limits(),
-                ),
-            )
-        )
+        dealt = tuple(Card(text=t, stars=stars) for t, stars in cards)
+        self.run(start_command(n, variant, dealt, limits=limits, now=now, game_id="game-1"))
 
     # -- plumbing
     @property

@@ -18,14 +18,13 @@ from hypothesis import strategies as st
 
 from conjure.client.cli import main
 from conjure.protocol.deck import Card
-from conjure.protocol.events import GameSetup, Limits
 from conjure.protocol.words import MAX_WORD_LENGTH
 from conjure.server.logstore import GENESIS, build_record, read_log
 from conjure.server.redecide import redecide
 from conjure.server.rules import Refusal, decide, fold
 from conjure.server.rules import commands as c
 from tests.auditlogs import as_batches, sample_game, write_records
-from tests.rulestable import DEFAULT_CARDS, players
+from tests.rulestable import DEFAULT_CARDS, start_command
 from tests.test_rules_properties import command_for
 
 Batches = list[Any]
@@ -213,18 +212,7 @@ def random_game(data: st.DataObject, n: int, variant: str) -> list[tuple[float, 
     """A random game the engine accepted, as (ts, events, command) decisions."""
     cards = tuple(Card(text=f"{t}{i}", stars=s) for i, (t, s) in enumerate(DEFAULT_CARDS * 2))
     now = 1000.0
-    start = c.StartGame(
-        now=now,
-        setup=GameSetup(
-            game_id="g",
-            room="ABCD",
-            variant=variant,
-            players=players(n),
-            host=0,
-            cards=cards[:n],
-            limits=Limits(),
-        ),
-    )
+    start = start_command(n, variant, cards, now=now)
     out = decide(None, start)
     assert not isinstance(out, Refusal)
     state = fold(out)

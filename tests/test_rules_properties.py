@@ -11,10 +11,9 @@ from hypothesis import strategies as st
 
 from conjure.protocol import events as ev
 from conjure.protocol.commitment import commitment
-from conjure.protocol.events import GameSetup, Limits
 from conjure.server.rules import Refusal, decide, evolve, fold
 from conjure.server.rules import commands as c
-from tests.rulestable import DEFAULT_CARDS, nonce_for, players
+from tests.rulestable import DEFAULT_CARDS, nonce_for, start_command
 
 WORDS = [
     "rocket",
@@ -149,23 +148,11 @@ def check_invariants(before, after, events: list[ev.Event]) -> None:
     variant=st.sampled_from(["standard", "dark-magic"]),
 )
 def test_any_accepted_sequence_keeps_the_invariants(data, n, variant):
-    from conjure.protocol.deck import Card
 
     now = 1000.0
     state = None
     log: list[ev.Event] = []
-    start = c.StartGame(
-        now=now,
-        setup=GameSetup(
-            game_id="g",
-            room="ABCD",
-            variant=variant,
-            players=players(n),
-            host=0,
-            cards=tuple(Card(text=t, stars=s) for t, s in DEFAULT_CARDS[:n]),
-            limits=Limits(),
-        ),
-    )
+    start = start_command(n, variant, now=now)
     out = decide(state, start)
     assert not isinstance(out, Refusal)
     state = fold(out)
@@ -199,21 +186,7 @@ def test_timeouts_alone_finish_any_game(n, variant, seed):
 
     cards = tuple(Card(text=f"{t}{i}", stars=s) for i, (t, s) in enumerate(DEFAULT_CARDS * 2))[:n]
     now = 0.0
-    out = decide(
-        None,
-        c.StartGame(
-            now=now,
-            setup=GameSetup(
-                game_id="g",
-                room="ABCD",
-                variant=variant,
-                players=players(n),
-                host=0,
-                cards=cards,
-                limits=Limits(),
-            ),
-        ),
-    )
+    out = decide(None, start_command(n, variant, cards, now=now))
     state = fold(out)
     for _ in range(1000):
         if state.phase == "over":
