@@ -522,11 +522,19 @@ def summary(view, replays: Path, game_id: str | None) -> list[str]:
     """The lines about this run's game: its log, and whether it can be resumed."""
     if game_id is None:
         return ["No game was started."] if view is not None else []
-    log = replays / f"{game_id}.jsonl"
+    log = _from_here(replays / f"{game_id}.jsonl")  # replays/g….jsonl fits an 80-column line
     lines = [f"Game log: {log}", f"  check every point with: {conjure_program()} replay {log}"]
     if view is not None and view.phase != "over":
         lines.append("The game is unfinished: run make play again to resume it.")
     return lines
+
+
+def _from_here(path: Path) -> Path:
+    """``path`` as typed from the current folder: relative below it, whole elsewhere."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
 
 
 def conjure_program() -> str:
