@@ -625,7 +625,10 @@ def join_rows(session: Session, width: int = 80) -> list[Row]:
         out += _rows("", f"your name: {session.name}", width, 1, "  ", "    ")
     field = session.join_field
     if session.join_error and field is not None:
-        out += _rows("class:bad", session.join_error, width, 0, "  ", "    ")
+        if (
+            session.status is None or session.status[1] != session.join_error
+        ):  # else the status line says it
+            out += _rows("class:bad", session.join_error, width, 0, "  ", "    ")
         ask = {
             "room": "Type the room's 4-letter code at the prompt (the host's screen shows it).",
             "password": "Type the room's password at the prompt (the host knows it).",

@@ -407,9 +407,10 @@ class Session(Inputs):
                     "error", f"The game in room {self.room} has started without you. Ctrl-Q quits."
                 )
                 return
+            # Said once on the status line and shown with the field to change; not in the feed
+            # as well, where the same sentence read as a second refusal.
             self.join_error = text
             self.join_field = JOIN_FIELD.get(msg.code, "again")
-            self.add_feed(f"could not {'watch' if how == 'watch' else 'join'}: {text}", "error")
             self.say("error", text)
             return
         if msg.code == "reveal_mismatch":

@@ -279,7 +279,10 @@ async def test_join_errors_read_as_sentences(server, tmp_path):
         assert "Traceback" not in screen
         assert ann.session.status[0] == "error"
         assert "ZZZZ" in ann.session.status[1] or "room" in ann.session.status[1].lower()
-        print(screen)
+        # Said once: on the status line, with the field to change; not again in the feed.
+        said = ann.session.status[1]
+        assert not [f for f in ann.session.feed if said in f.text or "could not" in f.text]
+        assert screen.count(said[:40]) == 1, screen
 
 
 async def test_default_settings_roundtrip_through_the_lobby(server, tmp_path):
