@@ -133,6 +133,3 @@ class Members:
     def everyone(self) -> Iterator[Viewer]:
         yield from self.conns.values()
         yield from self.watchers
-
-    def __bool__(self) -> bool:
-        return bool(self.conns or self.watchers)

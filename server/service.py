@@ -245,7 +245,7 @@ class GameServer:
             self._contain(exc, None)
 
     async def _handle(
-        self, request: WebSocketRequest, peer: Any, direct: FrameStream | None
+        self, request: WebSocketRequest, peer: tuple[Any, ...], direct: FrameStream | None
     ) -> None:
         """One handshaken connection: admission, then the read loop until it ends."""
         host, port = str(peer[0]), int(peer[1])  # (host, port) or, over IPv6, with two more

@@ -105,18 +105,15 @@ async def test_the_table_is_fixed_while_it_is_dealt(start_server):
             await table[0].wait_view(lambda v: v.round == 1)
 
 
-async def test_cards_that_are_not_the_seeded_deal_are_caught(server, tmp_path, capsys):
-    async with open_table(server.url, ["Ann", "Bob", "Cy"], settings()) as table:
-        view = await start_game(table)
-        game_id = view.game_id
-    records = read_log(server.replays / f"{game_id}.jsonl").records
+def other_cards_dealt(path) -> bytes:
+    """The log at ``path`` as a server that wanted other cards would write it: three cards of the
+    deck that are not on the table, put in the start command and the event alike, and every
+    record chained again (so the hash chain alone cannot tell)."""
+    records = read_log(path).records
     first = records[0]
     on_table = {c["text"] for c in first.data["cards"]}
     better = [c for c in first.data["deal"]["deck"] if c["text"] not in on_table][:3]
-    # A server that wants other cards: it edits the dealt cards in the command and the event alike,
-    # and chains every record again.
-    forged = []
-    prev = GENESIS
+    forged, prev = [], GENESIS
     for r in records:
         data, cmd = r.data, r.cmd
         if r.seq == 0:
@@ -125,8 +122,15 @@ async def test_cards_that_are_not_the_seeded_deal_are_caught(server, tmp_path, c
         rec = build_record(prev, r.seq, r.ts, r.type, data, batch=r.batch, cmd=cmd)
         forged.append(rec)
         prev = rec.hash
+    return b"".join(encode_record(r) for r in forged)
+
+
+async def test_cards_that_are_not_the_seeded_deal_are_caught(server, tmp_path, capsys):
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], settings()) as table:
+        view = await start_game(table)
+        game_id = view.game_id
     path = tmp_path / "forged.jsonl"
-    path.write_bytes(b"".join(encode_record(r) for r in forged))
+    path.write_bytes(other_cards_dealt(server.replays / f"{game_id}.jsonl"))
     decided = redecide(read_log(path).records)
     assert decided.mismatch is not None and decided.mismatch.line == 1
     assert "not the seeded deal" in decided.mismatch.why
@@ -144,22 +148,10 @@ async def test_the_server_refuses_to_resume_a_game_whose_cards_are_not_the_seede
     async with open_table(first.url, ["Ann", "Bob", "Cy"], settings()) as table:
         view = await start_game(table)  # unfinished: round 1 has just begun
     await first.aclose()
-    records = read_log(first.replays / f"{view.game_id}.jsonl").records
-    on_table = {c["text"] for c in records[0].data["cards"]}
-    better = [c for c in records[0].data["deal"]["deck"] if c["text"] not in on_table][:3]
-    forged, prev = [], GENESIS
-    for r in records:
-        data, cmd = r.data, r.cmd
-        if r.seq == 0:
-            data = {**data, "cards": better}
-            cmd = {**cmd, "setup": {**cmd["setup"], "cards": better}}
-        rec = build_record(prev, r.seq, r.ts, r.type, data, batch=r.batch, cmd=cmd)
-        forged.append(rec)
-        prev = rec.hash
     replays = tmp_path / "two"
     replays.mkdir()
     log = replays / "forged.jsonl"
-    log.write_bytes(b"".join(encode_record(r) for r in forged))
+    log.write_bytes(other_cards_dealt(first.replays / f"{view.game_id}.jsonl"))
     before = log.read_bytes()
     second = await start_server(replays=replays)
     assert not second.rooms
