@@ -23,7 +23,7 @@ from conjure.server import directsend
 
 if TYPE_CHECKING:
     from conjure.server.patching import Sent
-    from conjure.server.room import Room
+    from conjure.server.room import Request, Room
 
 # WebSocket close codes used here.
 CLOSE_NORMAL = 1000
@@ -80,6 +80,8 @@ class Connection:
         self.player_id: str | None = None
         self.spectator = False
         self.sent: Sent | None = None
+        #: Requests queued for the room and perhaps not yet handled, oldest first (service.py).
+        self.unanswered: deque[Request] = deque()
 
     def __repr__(self) -> str:
         return f"<Connection #{self.id} {self.remote} player={self.player_id}>"

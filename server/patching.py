@@ -18,7 +18,7 @@ import msgspec
 from conjure.protocol.messages import Receipt, encoder
 from conjure.protocol.patch import Op, diff
 from conjure.server.rules.state import Game
-from conjure.server.views import Table, ViewCache, public_view
+from conjure.server.views import Table, ViewCache, lasting_parts, public_view
 
 Doc = dict[str, Any]
 
@@ -33,9 +33,20 @@ class Sent:
     seat: int | None
 
 
+def _builtins(obj: object) -> Any:
+    return msgspec.to_builtins(obj, str_keys=True)
+
+
 def public_doc(table: Table, game: Game | None, cache: ViewCache) -> Doc:
-    """The public view as the JSON data a client decodes from it."""
-    return msgspec.to_builtins(public_view(table, game, cache), str_keys=True)
+    """The public view as the JSON data a client decodes from it.
+
+    The parts that rarely change are the very objects of the last view until they do, so they
+    cost nothing to make, and ``diff`` passes over them at once (equal by identity).
+    """
+    view = public_view(table, game, cache, lists=False)
+    doc: Doc = _builtins(view)
+    doc.update(lasting_parts(table, game, view.settings, cache, "doc", _builtins))
+    return doc
 
 
 def viewer_doc(public: Doc, seat: int | None) -> Doc:
@@ -46,21 +57,23 @@ def viewer_doc(public: Doc, seat: int | None) -> Doc:
     return {**public, "you": seat, "players": players}
 
 
-def _seat_index(players: list[Doc], seat: int | None) -> int | None:
-    if seat is None:
-        return None
-    for i, p in enumerate(players):
-        if p["seat"] == seat:
-            return i
-    return None
+def _seat_indexes(doc: Doc) -> dict[int, int]:
+    """Where each seat's entry is in a view's players list."""
+    return {p["seat"]: i for i, p in enumerate(doc["players"])}
 
 
 def _for_viewer(
-    ops: list[Op], old: Doc, new: Doc, old_seat: int | None, seat: int | None
+    ops: list[Op],
+    old: Doc,
+    old_seat: int | None,
+    seat: int | None,
+    was: int | None,
+    now: int | None,
 ) -> list[Op]:
     """The public diff ``ops`` (old -> new) as seat ``seat`` must apply it to its own view of
     ``old`` (made for ``old_seat``): player entries it adds carry the viewer's ``you`` mark, and
-    the mark moves when the viewer's seat did (a lobby's new seating order)."""
+    the mark moves when the viewer's seat did (a lobby's new seating order). ``was`` and ``now``
+    are where the viewer's entry is in the old and the new players list (None: not there)."""
     if seat is None and old_seat is None:
         return ops
     out: list[Op] = []
@@ -76,8 +89,6 @@ def _for_viewer(
     if old_seat != seat:
         out.append({"op": "replace", "path": "/you", "value": seat})
     if not whole:
-        was = _seat_index(old["players"], old_seat)
-        now = _seat_index(new["players"], seat)
         if was is not None and was != now:
             out.append({"op": "replace", "path": f"/players/{was}/you", "value": False})
         if now is not None and now != was and now < len(old["players"]):
@@ -101,6 +112,13 @@ class Frames:
         self.n = n
         self._diffs: dict[int, list[Op]] = {}
         self._texts: dict[tuple[int, int | None, int | None, int], str] = {}
+        self._seats: dict[int, dict[int, int]] = {}  # id(doc) -> _seat_indexes(doc)
+
+    def _indexes(self, doc: Doc) -> dict[int, int]:
+        found = self._seats.get(id(doc))
+        if found is None:
+            found = self._seats[id(doc)] = _seat_indexes(doc)
+        return found
 
     def full(self, seat: int | None, feed: list[str]) -> tuple[str, Sent]:
         """A whole ``update`` (the first one, or the answer to ``resync``), numbered."""
@@ -121,7 +139,9 @@ class Frames:
         ops = self._diffs.get(id(sent.doc))
         if ops is None:
             ops = self._diffs[id(sent.doc)] = diff(sent.doc, self.doc)
-        mine = _for_viewer(ops, sent.doc, self.doc, sent.seat, seat)
+        was = None if sent.seat is None else self._indexes(sent.doc).get(sent.seat)
+        now = None if seat is None else self._indexes(self.doc).get(seat)
+        mine = _for_viewer(ops, sent.doc, sent.seat, seat, was, now)
         # Viewers whose patch is the shared one share its text; the others get their own.
         key = (
             (id(sent.doc), None, None, id(feed))

@@ -48,6 +48,12 @@ SERVER_NAME = "conjure-server/0.1"
 SHUTDOWN_BYE = "the server is shutting down; reconnect with your token when it is back"
 log = logging.getLogger("conjure.server")
 
+#: Messages whose outcome decides where this connection's next message goes (its room): the
+#: next one is read only once the room has handled it. Any other message is queued for the room
+#: and the next one read at once, up to ``MAX_UNANSWERED`` of them not yet handled.
+_ROUTING = (m.CreateRoom, m.JoinRoom, m.ResumeSeat, m.Watch, m.Leave)
+MAX_UNANSWERED = 4
+
 #: Refusals at the door close the connection with these codes after the error.
 _DOOR_CLOSE = {
     "too_many_connections": CLOSE_POLICY,
@@ -366,6 +372,14 @@ class GameServer:
         text = "".join(traceback.format_exception(exc))
         log.error("connection %r: unexpected error\n%s", conn, text)
 
+    async def _reply(self, conn: Connection, msg: m.ServerMsg) -> None:
+        """Answer a message here, at the door: once the room has handled every earlier message
+        of this connection, so that answers come in the order of the messages."""
+        for req in list(conn.unanswered):
+            await req.done.wait()
+        conn.unanswered.clear()
+        conn.send(msg)
+
     async def _read_loop(self, conn: Connection) -> None:
         cfg = self.config
         bucket = Bucket(cfg.rate, cfg.burst, trio.current_time())
@@ -391,54 +405,66 @@ class GameServer:
                     f"Too many messages from your address (at most {cfg.address_rate:g} a second "
                     "over all its connections); that message was dropped.",
                 )
-                conn.send(m.error(code=refusal.code, message=refusal.message, ref=_peek_type(raw)))
+                await self._reply(
+                    conn, m.error(code=refusal.code, message=refusal.message, ref=_peek_type(raw))
+                )
                 await trio.sleep(wait)
                 continue
             try:
                 await self._on_frame(conn, raw)
             except Refusal as e:
-                conn.send(m.error(code=e.code, message=e.message))
+                await self._reply(conn, m.error(code=e.code, message=e.message))
             except Exception:  # one bad message must not end the connection, let alone the server
                 log.error(
                     "connection %r: error handling a message\n%s", conn, traceback.format_exc()
                 )
-                conn.send(m.error(code="internal", message="The server failed on that message."))
+                await self._reply(
+                    conn, m.error(code="internal", message="The server failed on that message.")
+                )
 
     async def _on_frame(self, conn: Connection, raw: str | bytes) -> None:
         if isinstance(raw, bytes):
-            conn.send(m.error(code="binary_frame", message="Send JSON in text frames."))
+            await self._reply(
+                conn, m.error(code="binary_frame", message="Send JSON in text frames.")
+            )
             return
         try:
             msg = client_decoder.decode(raw)
         except msgspec.ValidationError as exc:
-            conn.send(m.error(code="invalid_message", message=_readable(exc), ref=_peek_type(raw)))
+            await self._reply(
+                conn, m.error(code="invalid_message", message=_readable(exc), ref=_peek_type(raw))
+            )
             return
         except msgspec.DecodeError as exc:
-            conn.send(m.error(code="malformed", message=f"Not valid JSON: {exc}"))
+            await self._reply(conn, m.error(code="malformed", message=f"Not valid JSON: {exc}"))
             return
         except RecursionError:
-            conn.send(m.error(code="invalid_message", message="The message is nested too deeply."))
+            await self._reply(
+                conn, m.error(code="invalid_message", message="The message is nested too deeply.")
+            )
             return
         ref = msg_tag(msg)
         if not conn.greeted:
             if not isinstance(msg, m.Hello):
-                conn.send(
+                await self._reply(
+                    conn,
                     m.error(
                         code="hello_required",
                         message=f'Say hello first: {{"type": "hello", "protocol": '
                         f"{PROTOCOL_VERSION}}}.",
                         ref=ref,
-                    )
+                    ),
                 )
                 return
             if msg.protocol != PROTOCOL_VERSION:
-                conn.send(
+                await self._reply(
+                    conn,
                     m.error(
                         code="protocol_version",
                         message=f"This server speaks protocol {PROTOCOL_VERSION}, not "
                         f"{msg.protocol}: use a matching version of the client.",
                         ref=ref,
-                    )
+                    ),
                 )
                 conn.close(f"protocol version {msg.protocol} is not supported", CLOSE_POLICY)
                 return
@@ -455,15 +481,25 @@ class GameServer:
         try:
             room = self._route(conn, msg)
         except Refusal as e:
-            conn.send(m.error(code=e.code, message=e.message, ref=ref))
+            await self._reply(conn, m.error(code=e.code, message=e.message, ref=ref))
             return
+        unanswered = conn.unanswered
+        while unanswered and unanswered[0].done.is_set():
+            unanswered.popleft()
+        if len(unanswered) >= MAX_UNANSWERED:  # the room is slow (its disk): stop reading
+            await unanswered[0].done.wait()
         req = Request(conn, msg)
         try:
             room.submit(req)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            conn.send(m.error(code="room_closed", message="This room has closed.", ref=ref))
+            await self._reply(
+                conn, m.error(code="room_closed", message="This room has closed.", ref=ref)
+            )
             return
-        await req.done.wait()
+        if isinstance(msg, _ROUTING):
+            await req.done.wait()
+        else:
+            unanswered.append(req)
 
     def _route(self, conn: Connection, msg: m.ClientMsg) -> Room:
         """The room a message goes to, or a Refusal."""

@@ -114,18 +114,10 @@ def update_frames(
     """
     public = public_view(table, game, cache, lists=False)
     players = [encoder.encode(p) for p in public.players]
-    settings = public.settings
     shared: dict[str, Any] = {
-        "settings": cache.get("settings", settings, lambda: _raw(settings)),
+        **lasting_parts(table, game, public.settings, cache, "raw", _raw),
         "proposals": _raw(public.proposals),
     }
-    if game is not None:
-        g, results = game, table.results
-        used = (g.setup.cards, frozenset(g.used))  # g.cards: an immutable tuple
-        shared["cards"] = cache.get("cards", used, lambda: _raw(_card_views(g)))
-        # Results are only appended, never changed: their count and the last one say all.
-        grown = (len(results), id(results[-1]) if results else 0)
-        shared["results"] = cache.get("results", grown, lambda: _raw(list(results)))
     frames: dict[int | None, str] = {}
     for v in viewers:
         parts = list(players)
@@ -137,6 +129,31 @@ def update_frames(
         )
         frames[v] = encoder.encode(Update(view=view, receipt=receipt, feed=feed)).decode("utf-8")
     return frames
+
+
+def lasting_parts(
+    table: Table,
+    game: Game | None,
+    settings: RoomSettings,
+    cache: ViewCache,
+    form: str,
+    make: Callable[[Any], Any],
+) -> dict[str, Any]:
+    """The view's parts that change far less often than once per action (the settings, the
+    dealt cards, the past results), each as ``make`` turns it into ``form``, made again only
+    when what it is made from changes. They are what ``public_view`` puts in those fields;
+    ``lists=False`` leaves the two lists out of it for a caller that takes them from here."""
+    parts: dict[str, Any] = {
+        "settings": cache.get(f"settings {form}", settings, lambda: make(settings))
+    }
+    if game is not None:
+        g, results = game, table.results
+        used = (g.setup.cards, frozenset(g.used))  # g.cards: an immutable tuple
+        parts["cards"] = cache.get(f"cards {form}", used, lambda: make(_card_views(g)))
+        # Results are only appended, never changed: their count and the last one say all.
+        grown = (len(results), id(results[-1]) if results else 0)
+        parts["results"] = cache.get(f"results {form}", grown, lambda: make(list(results)))
+    return parts
 
 
 def _raw(obj: object) -> msgspec.Raw:
