@@ -8,8 +8,10 @@ flight are queued and done as one batch by one worker from Trio's thread cache
 (``trio.lowlevel.start_thread_soon``), which wakes all its waiters with one call back into Trio.
 Up to ``MAX_FLUSHERS`` batches run at once, so a slow disk can still overlap batches.
 
-A batch writes each job, then makes them durable: each log is fsync'd, except that four or more
-logs of one filesystem where ``server.fssync`` allows it share one ``syncfs(2)``. A ``syncfs`` that
+A batch writes each job and makes it durable: a log alone on its filesystem with one
+``pwritev2(RWF_DSYNC)`` (one system call; a write and an fsync where the kernel lacks it), while
+four or more logs of one filesystem where ``server.fssync`` allows it are written, then share one
+``syncfs(2)``. A ``syncfs`` that
 was slow (the filesystem had much else to write) or refused sends that device back to fsync for
 the rest of the run. If a ``syncfs`` fails, each log of its group is fsync'd on its own: a log's
 lost data is reported by its own fsync (``syncfs`` does not consume a file's error report), so the
@@ -70,6 +72,38 @@ def _write(fd: int, data: bytes) -> None:
         raise AppendFailed("write", exc) from exc
 
 
+#: ``pwritev2``'s per-write O_DSYNC (Linux 4.7 on); None where Python or the OS lacks it.
+RWF_DSYNC: int | None = getattr(os, "RWF_DSYNC", None)
+#: Set once a ``RWF_DSYNC`` write is refused (an old kernel): write and fsync from then on.
+_dsync_refused = False
+
+
+def write_durable(fd: int, buf: bytes) -> bool:
+    """Write every byte of ``buf`` with ``RWF_DSYNC``: each write returns only once its data,
+    and the file size that makes it readable, are on stable storage, as ``fdatasync`` does (the
+    timestamps that ``fsync`` adds are not what a log's recovery reads). One system call, where
+    a write and an fsync are two, each one handing the interpreter's lock back and forth with the
+    event loop's thread. False (nothing written) where ``RWF_DSYNC`` is not to be had."""
+    global _dsync_refused
+    if RWF_DSYNC is None or _dsync_refused:
+        return False
+    view = memoryview(buf)
+    first = True
+    while view:
+        try:
+            n = os.pwritev(
+                fd, [view], -1, RWF_DSYNC
+            )  # -1: at the file's offset (O_APPEND: its end)
+        except OSError as exc:
+            if first and exc.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                _dsync_refused = True
+                return False
+            raise AppendFailed("write", exc) from exc
+        first = False
+        view = view[n:]
+    return True
+
+
 def _fsync(fd: int) -> None:
     try:
         os.fsync(fd)
@@ -82,30 +116,50 @@ def durable_appends(
 ) -> list[outcome.Outcome]:
     """Write each ``(fd, data, device)`` and make it durable; one outcome per job (blocking).
 
-    Jobs whose write succeeded are synced: one ``syncfs`` for each device with at least
-    ``SYNCFS_MIN_LOGS`` of them, ``fsync`` for the rest (and for every job of a device whose
-    ``syncfs`` failed). Devices in ``fsync_only`` never use ``syncfs``; a device whose ``syncfs``
-    was slow or refused is added to it.
+    Jobs of a device with at least ``SYNCFS_MIN_LOGS`` of them are written, then share one
+    ``syncfs``; every other job is one durable write (``write_durable``), or where that is not
+    to be had a write and an ``fsync`` (as is every job of a device whose ``syncfs`` failed).
+    Devices in ``fsync_only`` never use ``syncfs``; a device whose ``syncfs`` was slow or refused
+    is added to it.
     """
     fsync_only = set() if fsync_only is None else fsync_only
-    results: list[outcome.Outcome] = [
-        outcome.capture(_write, fd, data) for fd, data, _device in work
-    ]
-    groups: dict[int | None, list[int]] = {}
+    by_device: dict[int | None, list[int]] = {}
     for i, (_fd, _data, device) in enumerate(work):
-        if isinstance(results[i], outcome.Value):
-            groups.setdefault(device, []).append(i)
-    for device, jobs in groups.items():
+        by_device.setdefault(device, []).append(i)
+    shared = {
+        device
+        for device, jobs in by_device.items()
+        if device is not None and device not in fsync_only and len(jobs) >= SYNCFS_MIN_LOGS
+    }
+    results: dict[int, outcome.Outcome] = {}
+    synced: set[int] = set()
+    for device, jobs in by_device.items():
+        if device in shared:
+            continue
+        for i in jobs:  # too few to share a syncfs: one durable write each, where the OS has it
+            fd, data, _device = work[i]
+            try:
+                if write_durable(fd, data):
+                    results[i] = outcome.Value(None)
+                    synced.add(i)
+            except AppendFailed as exc:
+                results[i] = outcome.Error(exc)
+    for i, (fd, data, _device) in enumerate(work):
+        if i not in results:
+            results[i] = outcome.capture(_write, fd, data)
+    for device, jobs in by_device.items():
+        written = [i for i in jobs if i not in synced and isinstance(results[i], outcome.Value)]
+        if not written:
+            continue
         if (
             device is not None
-            and device not in fsync_only
-            and len(jobs) >= SYNCFS_MIN_LOGS
-            and _syncfs(work[jobs[0]][0], device, fsync_only)
+            and device in shared
+            and _syncfs(work[written[0]][0], device, fsync_only)
         ):
             continue
-        for i in jobs:
+        for i in written:
             results[i] = outcome.capture(_fsync, work[i][0])
-    return results
+    return [results[i] for i in range(len(work))]
 
 
 def _syncfs(fd: int, device: int, fsync_only: set[int]) -> bool:

@@ -149,10 +149,28 @@ def canonical(obj: Any) -> bytes:
 
 
 def _hash_body(body: _Body) -> str:
+    return _hash_encoded(body.prev, _ENCODER.encode(body))
+
+
+def _hash_encoded(prev: str, body: bytes) -> str:
     h = hashlib.sha256(DOMAIN_TAG)
-    h.update(bytes.fromhex(body.prev))
-    h.update(_ENCODER.encode(body))
+    h.update(bytes.fromhex(prev))
+    h.update(body)
     return h.hexdigest()
+
+
+def _body_of_line(line: bytes, hash_hex: str) -> bytes:
+    """A canonical line's body (what its hash covers), cut from the line itself.
+
+    The body is the record without ``hash``, in the same canonical encoding, and its keys sort
+    around ``hash`` (``... "data":{...},"hash":"H","prev":"..." ...``), so it is exactly the
+    line with ``"hash":"H",`` taken out. Only the top-level key is followed by nothing that could
+    hold those bytes (``prev``, ``seq``, ``ts``, ``type``), so the last match is the one.
+    Encoding the record a second time would give the same bytes at more cost.
+    """
+    field = b'"hash":"' + hash_hex.encode("ascii") + b'",'
+    at = line.rfind(field)
+    return line[:at] + line[at + len(field) :]
 
 
 def _check_batch(batch: int) -> int:
@@ -525,10 +543,7 @@ def _damage(line: bytes) -> tuple[LogRecord | None, str | None]:
         return None, "not valid JSON"
     if _ENCODER.encode(record) != line:
         return None, "not canonical JSON"
-    body = _Body(
-        record.seq, record.ts, record.type, record.data, record.prev, record.batch, record.cmd
-    )
-    if _hash_body(body) != record.hash:
+    if _hash_encoded(record.prev, _body_of_line(line, record.hash)) != record.hash:
         return None, "hash mismatch"
     return record, None
 

@@ -17,6 +17,50 @@ from conjure.server.groupsync import AppendFailed, group_sync
 from conjure.server.logstore import open_for_append, read_log
 
 
+@pytest.fixture(autouse=True)
+def write_then_fsync(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests here are of the write-then-sync path (what a kernel without ``RWF_DSYNC`` gets,
+    and every log that shares a ``syncfs``), unless a test turns durable writes back on
+    (``durable_writes``)."""
+    monkeypatch.setattr(groupsync, "RWF_DSYNC", None)
+    monkeypatch.setattr(groupsync, "_dsync_refused", False)
+
+
+needs_dsync = pytest.mark.skipif(
+    not hasattr(os, "RWF_DSYNC"), reason="pwritev2(RWF_DSYNC) is Linux's"
+)
+
+
+def durable_writes(
+    monkeypatch: pytest.MonkeyPatch, fail: Callable[[int, int], OSError | None] = lambda fd, n: None
+) -> dict[str, list]:
+    """Turn ``RWF_DSYNC`` writes on, counting every write, pwritev and fsync (each really done,
+    unless ``fail(fd, pwritev call number)`` gives an error to raise instead)."""
+    monkeypatch.setattr(groupsync, "RWF_DSYNC", os.RWF_DSYNC)
+    calls: dict[str, list] = {"pwritev": [], "write": [], "fsync": []}
+    real_pwritev, real_write, real_fsync = os.pwritev, os.write, os.fsync
+
+    def pwritev(fd: int, buffers: list, offset: int, flags: int = 0) -> int:
+        calls["pwritev"].append((fd, flags))
+        error = fail(fd, len(calls["pwritev"]))
+        if error is not None:
+            raise error
+        return real_pwritev(fd, buffers, offset, flags)
+
+    def write(fd: int, data: bytes) -> int:
+        calls["write"].append(fd)
+        return real_write(fd, data)
+
+    def fsync(fd: int) -> None:
+        calls["fsync"].append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "pwritev", pwritev)
+    monkeypatch.setattr(os, "write", write)
+    monkeypatch.setattr(os, "fsync", fsync)
+    return calls
+
+
 def open_logs(tmp_path: Path, n: int) -> list[int]:
     return [
         os.open(tmp_path / f"log{i}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -313,3 +357,85 @@ def test_the_filesystem_type_is_read_from_mountinfo() -> None:
     assert fssync.filesystem_type(MOUNTINFO, os.makedev(8, 17)) == "vfat"  # optional fields
     assert fssync.filesystem_type(MOUNTINFO, os.makedev(0, 45)) == "9p"
     assert fssync.filesystem_type(MOUNTINFO, os.makedev(9, 9)) is None
+
+
+# ---------------------------------------------------------------------------- durable writes
+
+
+@needs_dsync
+async def test_a_log_that_shares_no_syncfs_is_made_durable_by_one_system_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fds = open_logs(tmp_path, 3)
+    calls = durable_writes(monkeypatch)
+    assert await append_all(fds, lambda fd: None) == {fd: "ok" for fd in fds}
+    assert sorted(calls["pwritev"]) == sorted((fd, os.RWF_DSYNC) for fd in fds)
+    assert calls["write"] == [] and calls["fsync"] == []
+    for i, fd in enumerate(fds):
+        os.close(fd)
+        assert (tmp_path / f"log{i}.jsonl").read_bytes() == b"x\n"
+
+
+@needs_dsync
+async def test_a_write_the_kernel_takes_in_part_is_finished_durably(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (fd,) = open_logs(tmp_path, 1)
+    calls = durable_writes(monkeypatch)
+    counted = os.pwritev  # durable_writes' own, which counts the call
+
+    def one_byte(fd: int, buffers: list, offset: int, flags: int = 0) -> int:
+        return counted(fd, [bytes(buffers[0][:1])], offset, flags)
+
+    monkeypatch.setattr(os, "pwritev", one_byte)
+    await group_sync().append(fd, b"abc\n")
+    os.close(fd)
+    assert (tmp_path / "log0.jsonl").read_bytes() == b"abc\n"
+    assert calls["pwritev"] == [(fd, os.RWF_DSYNC)] * 4 and calls["fsync"] == []
+
+
+@needs_dsync
+async def test_a_failed_durable_write_fails_only_its_own_append(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fds = open_logs(tmp_path, 3)
+    bad = fds[1]
+    durable_writes(
+        monkeypatch, lambda fd, n: OSError(errno.EIO, "Input/output error") if fd == bad else None
+    )
+    outcomes = await append_all(fds, lambda fd: None)
+    assert outcomes == {fd: ("write: 5" if fd == bad else "ok") for fd in fds}
+    for fd in fds:
+        os.close(fd)
+
+
+@needs_dsync
+async def test_a_kernel_that_refuses_durable_writes_gets_a_write_and_an_fsync_from_then_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (fd,) = open_logs(tmp_path, 1)
+    calls = durable_writes(monkeypatch, lambda fd, n: OSError(errno.EOPNOTSUPP, "not supported"))
+    await group_sync().append(fd, b"one\n")
+    await group_sync().append(fd, b"two\n")
+    os.close(fd)
+    assert (tmp_path / "log0.jsonl").read_bytes() == b"one\ntwo\n"
+    assert len(calls["pwritev"]) == 1  # asked once; refused, so not again
+    assert calls["write"] == [fd, fd] and calls["fsync"] == [fd, fd]
+
+
+@needs_dsync
+def test_logs_that_share_a_syncfs_are_written_then_synced_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four logs of one filesystem share one syncfs; a fifth, elsewhere, is one durable write."""
+    fds = open_logs(tmp_path, 5)
+    calls = durable_writes(monkeypatch)
+    synced: list[int] = []
+    monkeypatch.setattr(fssync, "syncfs", lambda fd: synced.append(fd) or 0)
+    work = [(fd, b"x\n", 7 if i < 4 else None) for i, fd in enumerate(fds)]
+    results = groupsync.durable_appends(work)
+    assert all(isinstance(r, outcome.Value) for r in results)
+    assert calls["write"] == fds[:4] and len(synced) == 1 and calls["fsync"] == []
+    assert calls["pwritev"] == [(fds[4], os.RWF_DSYNC)]
+    for fd in fds:
+        os.close(fd)

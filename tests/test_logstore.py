@@ -14,7 +14,7 @@ import trio
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conjure.server import logstore
+from conjure.server import groupsync, logstore
 from conjure.server.logstore import (
     DOMAIN_TAG,
     GENESIS,
@@ -280,9 +280,32 @@ async def test_append_read_round_trip(log_path: Path) -> None:
     assert b"".join(encode_record(r) for r in result.records) == on_disk
 
 
+@pytest.mark.skipif(not hasattr(os, "RWF_DSYNC"), reason="pwritev2(RWF_DSYNC) is Linux's")
+async def test_append_many_is_one_durable_write(
+    log_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of records is one ``pwritev2(RWF_DSYNC)``: written and durable in one call."""
+    w = open_for_append(log_path)
+    flags: list[int] = []
+    real = os.pwritev
+
+    def count(fd: int, buffers: list, offset: int, f: int = 0) -> int:
+        flags.append(f)
+        return real(fd, buffers, offset, f)
+
+    monkeypatch.setattr(os, "pwritev", count)
+    recs = await w.append_many([("a", {"x": 1}), ("b", {"x": 2})], TS)
+    assert flags == [os.RWF_DSYNC]
+    w.close()
+    monkeypatch.undo()
+    assert read_log(log_path).records == recs
+
+
 async def test_append_many_one_write_one_fsync(
     log_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Where the kernel has no ``RWF_DSYNC``: one write and one fsync per batch."""
+    monkeypatch.setattr(groupsync, "RWF_DSYNC", None)
     w = open_for_append(log_path)
     calls = {"write": 0, "fsync": 0}
     real_write, real_fsync = os.write, os.fsync
@@ -446,6 +469,7 @@ async def test_writer_broken_when_fd_pulled(log_path: Path) -> None:
 async def test_fsync_failure_is_fatal_and_never_retried(
     log_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(groupsync, "RWF_DSYNC", None)  # the write-and-fsync path
     w = open_for_append(log_path)
     await w.append("a", {}, TS)
     calls = 0
