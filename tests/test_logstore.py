@@ -937,3 +937,21 @@ def test_first_record_reads_one_bounded_line(log_path: Path) -> None:
     assert first(LINES[1]) == (None, "its seq is 1, not 0")
     assert first(b"x" * (2 * logstore.MAX_LINE_BYTES))[1].startswith("line longer than")
     assert first(b"\x00junk\n" + BLOB) == (None, "not valid JSON")
+
+
+def test_a_record_whose_data_holds_hash_keys_is_read_and_hashed_right(tmp_path: Path) -> None:
+    """The reader hashes a line's body cut from the line itself (``"hash":"H",`` taken out): a
+    ``hash`` key inside the data or the command, even one holding the record's own prev, is not
+    the record's and changes nothing; and a line edited there is still caught."""
+    first = build_record(GENESIS, 0, TS, "a", {"hash": GENESIS, "z": [{"hash": "x"}]})
+    second = build_record(
+        first.hash, 1, TS, "b", {"hash": first.hash, "prev": first.hash}, cmd={"hash": 1}
+    )
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(encode_record(first) + encode_record(second))
+    assert read_log(path).records == [first, second]
+    edited = encode_record(second).replace(b'"hash":1', b'"hash":2')
+    path.write_bytes(encode_record(first) + edited)
+    result = read_log(path)
+    assert result.records == [first] and result.torn
+    assert result.torn_reason is not None and "hash mismatch" in result.torn_reason
