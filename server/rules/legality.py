@@ -320,4 +320,6 @@ def _check_table(g: Game, r: Round, phase: str | None, e: ev.Event) -> None:
                 raise _Illegal(f"seat {by} resumed; only the host resumes a paused game")
         case ev.GameEnded():
             if r.number != len(g.setup.players) or not _closed(g, r):
-                raise _Illegal(f"the game ends before its last round ({len(g.setup.players)}) closed")
+                raise _Illegal(
+                    f"the game ends before its last round ({len(g.setup.players)}) closed"
+                )
