@@ -73,6 +73,8 @@ class Connection:
         #: The stream under ``ws`` when it is a FrameStream (not over TLS): it writes frames
         #: without the writer task while nothing is queued.
         self.direct = direct
+        #: A write failed (the peer is gone): nothing more is sent, the read side ends alone.
+        self.unwritable = False
         #: The client's hello asked for patches (protocol.patch).
         self.patches = False
         # Set only by the room task that holds this connection:
@@ -95,7 +97,7 @@ class Connection:
 
     def send_text(self, text: str) -> None:
         """Send or queue a frame without waiting; a full queue drops the connection."""
-        if self.closing is not None:
+        if self.closing is not None or self.unwritable:
             return
         direct = self.direct
         # Queued frames go first, and so does a frame the writer has popped and is sending.
@@ -129,7 +131,20 @@ class Connection:
         self.scope.cancel()
 
     async def write_loop(self) -> None:
-        """Drain the queue onto the socket; a ``_Close`` ends the connection."""
+        """Drain the queue onto the socket; a ``_Close`` ends the connection.
+
+        A peer that is gone for writing ends only this loop: what the connection read before
+        the peer went is still handled (the read loop waits for the room), its answers dropped.
+        """
+        try:
+            await self._drain()
+        except (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError):
+            self.unwritable = True
+            self._queue.clear()
+            if self.closing is not None:  # a goodbye that cannot be said: close now
+                self.scope.cancel()
+
+    async def _drain(self) -> None:
         queue = self._queue
         direct = self.direct
         while True:

@@ -74,8 +74,10 @@ def _write(fd: int, data: bytes) -> None:
 
 #: ``pwritev2``'s per-write O_DSYNC (Linux 4.7 on); None where Python or the OS lacks it.
 RWF_DSYNC: int | None = getattr(os, "RWF_DSYNC", None)
-#: Set once a ``RWF_DSYNC`` write is refused (an old kernel): write and fsync from then on.
-_dsync_refused = False
+#: How a kernel (or a seccomp filter) refuses a flag it does not have.
+_REFUSALS = frozenset({errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS, errno.EPERM})
+#: Whether ``RWF_DSYNC`` writes work here: None until the first one has been tried.
+_dsync_works: bool | None = None
 
 
 def write_durable(fd: int, buf: bytes) -> bool:
@@ -83,24 +85,38 @@ def write_durable(fd: int, buf: bytes) -> bool:
     and the file size that makes it readable, are on stable storage, as ``fdatasync`` does (the
     timestamps that ``fsync`` adds are not what a log's recovery reads). One system call, where
     a write and an fsync are two, each one handing the interpreter's lock back and forth with the
-    event loop's thread. False (nothing written) where ``RWF_DSYNC`` is not to be had."""
-    global _dsync_refused
-    if RWF_DSYNC is None or _dsync_refused:
+    event loop's thread. False (nothing written) where ``RWF_DSYNC`` is not to be had.
+
+    Whether it is to be had is learnt once, from the first write: a refusal then counts only if
+    the file did not grow (a sync that failed after the bytes landed is a failed append, never a
+    reason to write them again). After one success every error is the append's failure.
+    """
+    global _dsync_works
+    if RWF_DSYNC is None or _dsync_works is False:
         return False
+    probing = _dsync_works is None
+    try:
+        size = os.fstat(fd).st_size if probing else 0
+    except OSError as exc:
+        raise AppendFailed("write", exc) from exc
     view = memoryview(buf)
-    first = True
     while view:
         try:
             n = os.pwritev(
                 fd, [view], -1, RWF_DSYNC
             )  # -1: at the file's offset (O_APPEND: its end)
         except OSError as exc:
-            if first and exc.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-                _dsync_refused = True
-                return False
+            if probing and exc.errno in _REFUSALS and len(view) == len(buf):
+                try:
+                    untouched = os.fstat(fd).st_size == size
+                except OSError:
+                    untouched = False
+                if untouched:
+                    _dsync_works = False
+                    return False
             raise AppendFailed("write", exc) from exc
-        first = False
         view = view[n:]
+    _dsync_works = True
     return True
 
 

@@ -23,7 +23,7 @@ def write_then_fsync(monkeypatch: pytest.MonkeyPatch) -> None:
     and every log that shares a ``syncfs``), unless a test turns durable writes back on
     (``durable_writes``)."""
     monkeypatch.setattr(groupsync, "RWF_DSYNC", None)
-    monkeypatch.setattr(groupsync, "_dsync_refused", False)
+    monkeypatch.setattr(groupsync, "_dsync_works", None)
 
 
 needs_dsync = pytest.mark.skipif(
@@ -421,6 +421,58 @@ async def test_a_kernel_that_refuses_durable_writes_gets_a_write_and_an_fsync_fr
     assert (tmp_path / "log0.jsonl").read_bytes() == b"one\ntwo\n"
     assert len(calls["pwritev"]) == 1  # asked once; refused, so not again
     assert calls["write"] == [fd, fd] and calls["fsync"] == [fd, fd]
+
+
+@needs_dsync
+async def test_a_seccomp_filter_refusing_durable_writes_counts_as_a_refusal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (fd,) = open_logs(tmp_path, 1)
+    calls = durable_writes(
+        monkeypatch, lambda fd, n: OSError(errno.EPERM, "Operation not permitted")
+    )
+    await group_sync().append(fd, b"one\n")
+    os.close(fd)
+    assert (tmp_path / "log0.jsonl").read_bytes() == b"one\n"
+    assert len(calls["pwritev"]) == 1 and calls["fsync"] == [fd]
+
+
+@needs_dsync
+async def test_a_sync_that_fails_after_the_bytes_landed_fails_the_append_and_writes_nothing_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EINVAL looks like a refused flag, but the bytes are in the file: a failed append, not a
+    reason to write them again (a record twice would break the log's sequence)."""
+    (fd,) = open_logs(tmp_path, 1)
+    calls = durable_writes(monkeypatch)
+    counted = os.pwritev
+
+    def write_then_fail(fd: int, buffers: list, offset: int, flags: int = 0) -> int:
+        counted(fd, buffers, offset, 0)
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(os, "pwritev", write_then_fail)
+    with pytest.raises(AppendFailed) as info:
+        await group_sync().append(fd, b"once\n")
+    assert info.value.step == "write" and info.value.error.errno == errno.EINVAL
+    os.close(fd)
+    assert (tmp_path / "log0.jsonl").read_bytes() == b"once\n"
+    assert calls["write"] == [] and calls["fsync"] == []
+
+
+@needs_dsync
+async def test_once_durable_writes_worked_a_refusal_is_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (fd,) = open_logs(tmp_path, 1)
+    durable_writes(
+        monkeypatch, lambda fd, n: OSError(errno.EINVAL, "Invalid argument") if n > 1 else None
+    )
+    await group_sync().append(fd, b"one\n")
+    with pytest.raises(AppendFailed):
+        await group_sync().append(fd, b"two\n")
+    os.close(fd)
+    assert (tmp_path / "log0.jsonl").read_bytes() == b"one\n"
 
 
 @needs_dsync

@@ -74,3 +74,17 @@ async def test_a_message_right_after_a_join_goes_to_the_room_joined(server):
         await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "hi")
         await bob.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "hi")
         assert not any(isinstance(x, m.Error) for x in bob.received)
+
+
+async def test_what_was_sent_before_a_close_is_still_handled(server):
+    """Bob says two things and hangs up at once: the room still hears both, in order."""
+    async with contextlib.AsyncExitStack() as stack:
+        ann = await stack.enter_async_context(open_client(server.url, "Ann"))
+        code = await ann.create()
+        async with open_client(server.url, "Bob") as bob:
+            await bob.join(code)
+            slow_room(server.rooms[code])
+            await bob.send(m.SendChat(text="one"))
+            await bob.send(m.SendChat(text="bye"))
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "bye")
+        assert [x.text for x in ann.received if isinstance(x, m.Chat)] == ["one", "bye"]
