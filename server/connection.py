@@ -192,6 +192,12 @@ class Connection:
                     raise
                 return  # our Close went first: the close under way ends the connection
 
+    async def settle(self) -> None:
+        """Wait until the room has handled every request of this connection queued for it."""
+        for req in list(self.unanswered):
+            await req.done.wait()
+        self.unanswered.clear()
+
     def mark_closed(self) -> None:
         """The handler is ending: from now on nothing is queued and no room may seat it."""
         if self.closing is None:

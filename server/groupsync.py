@@ -8,14 +8,13 @@ flight are queued and done as one batch by one worker from Trio's thread cache
 (``trio.lowlevel.start_thread_soon``), which wakes all its waiters with one call back into Trio.
 Up to ``MAX_FLUSHERS`` batches run at once, so a slow disk can still overlap batches.
 
-A batch writes each job and makes it durable: a log alone on its filesystem with one
-``pwritev2(RWF_DSYNC)`` (one system call; a write and an fsync where the kernel lacks it), while
-four or more logs of one filesystem where ``server.fssync`` allows it are written, then share one
-``syncfs(2)``. A ``syncfs`` that
-was slow (the filesystem had much else to write) or refused sends that device back to fsync for
-the rest of the run. If a ``syncfs`` fails, each log of its group is fsync'd on its own: a log's
-lost data is reported by its own fsync (``syncfs`` does not consume a file's error report), so the
-error reaches the appends it concerns.
+A batch writes each job and makes it durable. Four or more logs of one filesystem where
+``server.fssync`` allows it are written, then share one ``syncfs(2)``; every other log is one
+``pwritev2(RWF_DSYNC)`` (one system call; a write and an fsync where the kernel lacks it). A
+``syncfs`` that was slow (the filesystem had much else to write) or refused sends that device back
+to fsync for the rest of the run. If a ``syncfs`` fails, each log of its group is fsync'd on its
+own: a log's lost data is reported by its own fsync (``syncfs`` does not consume a file's error
+report), so the error reaches the appends it concerns.
 
 Each append's failure is reported to that append alone, as :class:`AppendFailed` naming the step
 (see ``LogWriter``: a failed write or fsync breaks that log for good; it is never retried).
@@ -102,9 +101,8 @@ def write_durable(fd: int, buf: bytes) -> bool:
     view = memoryview(buf)
     while view:
         try:
-            n = os.pwritev(
-                fd, [view], -1, RWF_DSYNC
-            )  # -1: at the file's offset (O_APPEND: its end)
+            # Offset -1: the file's own offset, which O_APPEND keeps at its end.
+            n = os.pwritev(fd, [view], -1, RWF_DSYNC)
         except OSError as exc:
             if probing and exc.errno in _REFUSALS and len(view) == len(buf):
                 try:

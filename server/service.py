@@ -372,17 +372,10 @@ class GameServer:
         text = "".join(traceback.format_exception(exc))
         log.error("connection %r: unexpected error\n%s", conn, text)
 
-    @staticmethod
-    async def _settle(conn: Connection) -> None:
-        """Wait until the room has handled every message of ``conn`` queued for it."""
-        for req in list(conn.unanswered):
-            await req.done.wait()
-        conn.unanswered.clear()
-
     async def _reply(self, conn: Connection, msg: m.ServerMsg) -> None:
         """Answer a message here, at the door: once the room has handled every earlier message
         of this connection, so that answers come in the order of the messages."""
-        await self._settle(conn)
+        await conn.settle()
         conn.send(msg)
 
     async def _read_loop(self, conn: Connection) -> None:
@@ -395,7 +388,7 @@ class GameServer:
             except ConnectionClosed:
                 # What was sent before the close is still handled: the connection counts as
                 # open (and its requests as its own) until the room is done with them.
-                await self._settle(conn)
+                await conn.settle()
                 return
             now = trio.current_time()
             conn.heard_at = now
