@@ -4,7 +4,7 @@ asyncio) against a real server on loopback, the other seats played by scripted p
 
 from __future__ import annotations
 
-from clienthelpers import CTRL_U, ENTER, HeadlessClient, robots
+from clienthelpers import CTRL_U, ENTER, HeadlessClient, robots, wait_until
 
 from conjure.client.app import Options
 from conjure.protocol.messages import (
@@ -14,6 +14,7 @@ from conjure.protocol.messages import (
     ResumeSeat,
     RevealSummon,
     RoomSettings,
+    Update,
 )
 
 
@@ -89,7 +90,7 @@ async def test_standard_game_every_phase(server, tmp_path):
             )
             assert not any(isinstance(m, CommitSummon) for m in s.sent)
             await keys(ann, "n")  # no: the word comes back to the input line, to be changed
-            assert ann.client.buffer.text == "rocket ship"
+            await wait_until(lambda: ann.client.buffer.text == "rocket ship", what="word back")
             ann.type(CTRL_U)
             await ann.line("spaceship")
             # reveal happens by itself, then the review
@@ -260,9 +261,16 @@ async def test_connection_loss_banner_reconnects_and_keeps_the_typed_text(server
             await ann.wait(phase_is("choose"))
             ann.type("1")  # typed, not yet sent
             await ann.idle()
+            # A slow first retry, so that the state between the loss and the return lasts long
+            # enough to be looked at on a loaded machine; Bob's updates are read in order.
+            assert ann.client.connection is not None
+            ann.client.connection.backoff.first = 4.0
+            bob.c.skip_all()
             ann.client.drop_connection()
             await ann.wait_screen("connection lost", "reconnecting")
-            await bob.c.wait_view(lambda v: not v.players[0].connected)
+            await bob.c.recv_until(
+                lambda x: isinstance(x, Update) and not x.view.players[0].connected, timeout=10
+            )
             assert ann.client.buffer.text == "1"
             await ann.wait(lambda s: s.connected and s.joined, what="reconnected")
             await ann.wait_screen("connection restored", "back at board 1")

@@ -165,7 +165,7 @@ async def test_a_round_read_as_a_person_would(server_url, tmp_path):
         screen = await term.wait("How to play Conjure", "1. Choose.")
         assert "★: a category is worth 1 to 3 stars" in unwrap(screen)
         term.keys("Escape")
-        await term.wait("Lobby: s=start")
+        await term.wait("Lobby: s=start", "share: conjure play")  # the card is gone
 
         specs = [
             dict(name="Bob", spell="bread", summon="spaceship", hold=("commit", "done")),
@@ -268,7 +268,7 @@ async def test_text_for_a_closed_summon_never_becomes_a_command(server_url, tmp_
     needs_tmux()
     url, _ = server_url
     term = Term(tmp_path, 120, 40, words=["crimson", "ruby", "scarlet", "Ann", "Bob", "Cat"])
-    limits = "choose=off spell=off mark=off commit=5 reveal=off review=off"
+    limits = "choose=off spell=off mark=off commit=10 reveal=off review=off"
     try:
         term.start(
             play(url, tmp_path / "ann", "--name", "Ann", "--create", "--quick", "--limits", limits)
@@ -288,13 +288,15 @@ async def test_text_for_a_closed_summon_never_becomes_a_command(server_url, tmp_
             term.keys("Enter")
             await term.wait("Your summoning word:")
             term.type("crimson")  # typed, never sent: the clock closes the summon first
-            screen = await term.wait("Review: c=challenge", timeout=20)
+            await term.wait("Your summoning word: crimson")
+            screen = await term.wait("Review: c=challenge", timeout=40)
             assert "not sent, the summon closed: 'crimson'" in unwrap(screen)
             prompt_row = next(r for r in screen.splitlines() if "Review: c=challenge" in r)
             assert prompt_row.rstrip().endswith("d=done:"), "the old text is in the new prompt"
             term.keys("Enter")  # must not read the old text's "c" as "challenge"
-            await trio.sleep(0.5)
-            screen = term.capture()
+            # Keys are handled in order: once "v" is answered, the Enter has been handled too.
+            term.type("v")
+            screen = await term.wait("There is no open proposal to vote on.")
             assert "Challenge whose word" not in screen and "Proposals" not in screen
             assert "Review: c=challenge" in screen
         term.keys("C-q")

@@ -116,7 +116,15 @@ def quit_and_read(sock: Path) -> str:
     while not pane_dead(sock) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert pane_dead(sock), tmux(sock, "capture-pane", "-p", "-t", "play")
-    return tmux(sock, "capture-pane", "-p", "-J", "-t", "play", "-S", "-100")
+    # The last lines may still be on their way from the pane's terminal: read until it is still.
+    text = tmux(sock, "capture-pane", "-p", "-J", "-t", "play", "-S", "-100")
+    for _ in range(20):
+        time.sleep(0.1)
+        again = tmux(sock, "capture-pane", "-p", "-J", "-t", "play", "-S", "-100")
+        if again == text:
+            break
+        text = again
+    return text
 
 
 def test_make_play_seats_three_bots_and_quitting_leaves_nothing(tmp_path):

@@ -204,7 +204,7 @@ async def test_host_passes_when_the_host_leaves_or_stays_away(start_server):
         await bob.ws.aclose()
         v = await cy.wait_view(lambda v: not v.players[1].connected)
         assert v.host == 1
-        v = await cy.wait_view(lambda v: v.host == 2, timeout=3)
+        v = await cy.wait_view(lambda v: v.host == 2, timeout=10)
         assert v.players[2].host
 
 
@@ -392,7 +392,7 @@ async def test_deadlines_survive_a_restart(start_server):
     second = await start_server(limit_scale=0.01)
     async with open_client(second.url, "Bob") as bob:
         await bob.resume(v.room, tokens[1])
-        v = await bob.wait_view(lambda v: v.players[0].passed, timeout=3)
+        v = await bob.wait_view(lambda v: v.players[0].passed, timeout=10)
         assert v.turn == 1 and v.deadline is not None and v.deadline > deadline
 
 
