@@ -519,12 +519,22 @@ def bot_ids(bots_store: StateDir, url: str, room: str) -> list[str]:
     return [str(b.get("player_id")) for b in saved_bots(bots_store, url, room)]
 
 
+#: The summary's lines fit a terminal this wide (the smallest the client supports).
+SUMMARY_WIDTH = 80
+CHECK_LINE = "  check every point with:"
+
+
 def summary(view, replays: Path, game_id: str | None) -> list[str]:
     """The lines about this run's game: its log, and whether it can be resumed."""
     if game_id is None:
         return ["No game was started."] if view is not None else []
     log = _from_here(replays / f"{game_id}.jsonl")  # replays/g….jsonl fits an 80-column line
-    lines = [f"Game log: {log}", f"  check every point with: {conjure_program()} replay {log}"]
+    command = f"{conjure_program()} replay {log}"
+    lines = [f"Game log: {log}"]
+    if len(f"{CHECK_LINE} {command}") <= SUMMARY_WIDTH:
+        lines.append(f"{CHECK_LINE} {command}")
+    else:  # the command on a line of its own, so that it is never cut where it wraps
+        lines += [CHECK_LINE, f"    {command}"]
     if view is not None and view.phase != "over":
         lines.append("The game is unfinished: run make play again to resume it.")
     return lines

@@ -109,6 +109,20 @@ async def test_the_look_after_the_client_exits_sees_this_game(server):
     assert local.summary(None, server.replays, None) == []
 
 
+def test_the_summary_fits_80_columns_and_keeps_the_replay_command_whole(tmp_path, monkeypatch):
+    """The replay command wraps nowhere: on the line that says what it is for when both fit,
+    else on a line of its own."""
+    monkeypatch.chdir(tmp_path)
+    replays = tmp_path / "replays"
+    for program in ("conjure", ".venv/bin/conjure"):
+        monkeypatch.setattr(local, "conjure_program", lambda program=program: program)
+        lines = local.summary(None, replays, "ged969acd311b8870")
+        command = f"{program} replay replays/ged969acd311b8870.jsonl"
+        assert all(len(line) <= 80 for line in lines), lines
+        assert any(line.strip().endswith(command) for line in lines), lines
+    assert lines[1:] == ["  check every point with:", f"    {command}"]
+
+
 async def test_the_look_uses_the_seat_when_spectators_are_not_allowed(server):
     settings = m.RoomSettings(spectators=False)
     async with open_table(server.url, ["Tess", "Ada", "Basil"], settings) as table:
