@@ -97,8 +97,8 @@ class Connection:
 
     def send_text(self, text: str) -> None:
         """Send or queue a frame without waiting; a full queue drops the connection."""
-        if self.closing is not None or self.unwritable:
-            return
+        if self.closing is not None or self.unwritable or self.ws.closed is not None:
+            return  # closed by either side (a peer's FIN included): nothing more is written
         direct = self.direct
         # Queued frames go first, and so does a frame the writer has popped and is sending.
         if direct is not None and not self._queue and not self._sending and direct.write(text):

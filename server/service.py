@@ -394,6 +394,8 @@ class GameServer:
             conn.heard_at = now
             if bucket.take(now):
                 book.note(conn.remote, "flood", "one connection over its message rate")
+                # What came within the rate is handled and answered first, then the goodbye.
+                await conn.settle()
                 conn.close(f"too many messages: at most {cfg.rate:g} a second", CLOSE_POLICY)
                 return
             wait = book.message_wait(conn.remote)

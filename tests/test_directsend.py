@@ -43,16 +43,13 @@ Script = Callable[[WebSocketConnection, Connection], Awaitable[None]]
 
 
 @asynccontextmanager
-async def serving(
-    script: Script, queue_size: int = 10, **client: int
-) -> AsyncIterator[tuple[WebSocketConnection, list[Connection]]]:
+async def listening(
+    script: Script, queue_size: int = 10
+) -> AsyncIterator[tuple[int, list[Connection]]]:
     """A server that runs ``script`` on each connection (its :class:`Connection` holds
-    ``queue_size`` frames), and a client connected to it. As the real server does, it accepts
-    the TCP socket itself and hands trio-websocket a :class:`FrameStream` around it.
-
-    Yields the client (``client``: its ``open_websocket_url`` options) and the list that
-    receives the server's :class:`Connection` once the handler has it.
-    """
+    ``queue_size`` frames). As the real server does, it accepts the TCP socket itself and hands
+    trio-websocket a :class:`FrameStream` around it. Yields its port, and the list that
+    receives the server's :class:`Connection` once the handler has it."""
     conns: list[Connection] = []
 
     async def handler(stream: trio.SocketStream) -> None:
@@ -67,10 +64,21 @@ async def serving(
     with trio.fail_after(30):  # a garbled stream can leave both ends waiting on each other
         async with trio.open_nursery() as nursery:
             (listener,) = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
-            port = listener.socket.getsockname()[1]
-            async with wire.open_websocket(f"ws://127.0.0.1:{port}", **client) as ws:
-                yield ws, conns
+            yield listener.socket.getsockname()[1], conns
             nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def serving(
+    script: Script, queue_size: int = 10, **client: int
+) -> AsyncIterator[tuple[WebSocketConnection, list[Connection]]]:
+    """:func:`listening`, and a client connected to it (``client``: its
+    ``open_websocket_url`` options)."""
+    async with (
+        listening(script, queue_size) as (port, conns),
+        wire.open_websocket(f"ws://127.0.0.1:{port}", **client) as ws,
+    ):
+        yield ws, conns
 
 
 def sending_server(
@@ -205,3 +213,32 @@ async def test_a_cancelled_flush_keeps_the_rest_owed_for_the_close_frame():
         with pytest.raises(ConnectionClosed) as closed:
             await ws.get_message()
         assert (closed.value.reason.code, closed.value.reason.reason) == (1000, "goodbye")
+
+
+async def test_nothing_is_written_once_the_peer_has_hung_up_without_a_close_frame():
+    """A client that only shuts its side (a FIN, no Close frame) is gone: the frames the room
+    still hands its connection are dropped, not put on the socket."""
+    from wsproto import ConnectionType, WSConnection
+    from wsproto.events import AcceptConnection, Request
+
+    seen: list[tuple[int, int]] = []
+
+    async def script(ws: WebSocketConnection, conn: Connection) -> None:
+        with trio.fail_after(10):
+            await poll_until(lambda: ws.closed is not None)
+        assert conn.direct is not None
+        before = (conn.direct.whole, conn.direct.partial)
+        conn.send_text(frame(0, 10))
+        seen.append((conn.direct.whole - before[0], conn.direct.partial - before[1]))
+
+    async with listening(script, 4) as (port, conns):
+        client = WSConnection(ConnectionType.CLIENT)
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        await stream.send_all(client.send(Request(host="127.0.0.1", target="/")))
+        while not any(isinstance(e, AcceptConnection) for e in client.events()):
+            client.receive_data(await stream.receive_some())
+        await stream.send_eof()  # the FIN, and nothing else
+        await wait_for(lambda: bool(seen))
+        assert seen == [(0, 0)]
+        assert conns[0].ws.closed is not None
+        await stream.aclose()

@@ -23,13 +23,13 @@ def _answers(received: list[m.ServerMsg]) -> list[str]:
     return out
 
 
-def slow_room(room: Room) -> None:
+def slow_room(room: Room, delay: float = 0.01) -> None:
     """The room takes its time over every chat (as over a slow disk): later messages wait."""
     handle = room._on_request
 
     async def slowly(conn, msg):
         if isinstance(msg, m.SendChat):
-            await trio.sleep(0.01)
+            await trio.sleep(delay)
         await handle(conn, msg)
 
     room._on_request = slowly  # type: ignore[method-assign]
@@ -88,3 +88,28 @@ async def test_what_was_sent_before_a_close_is_still_handled(server):
             await bob.send(m.SendChat(text="bye"))
         await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "bye")
         assert [x.text for x in ann.received if isinstance(x, m.Chat)] == ["one", "bye"]
+
+
+async def test_a_flooder_is_closed_only_after_what_it_sent_within_its_rate(start_server):
+    """Bob sends 8 chats at once with room for 6: the 6 are handled and heard, then his
+    goodbye comes after their answers, and nothing after the flood is handled."""
+    server = await start_server(rate=1.0, burst=6.0)
+    async with contextlib.AsyncExitStack() as stack:
+        ann = await stack.enter_async_context(open_client(server.url, "Ann"))
+        bob = await stack.enter_async_context(open_client(server.url, "Bob"))
+        code = await ann.create()
+        await bob.join(code)
+        slow_room(server.rooms[code], 0.1)  # the room is still busy when the flood is seen
+        start = len(bob.received)
+        for i in range(8):
+            with contextlib.suppress(Exception):
+                await bob.send(m.SendChat(text=f"c{i}"))
+        await bob.wait_closed(timeout=10)
+        heard = [x.text for x in ann.received if isinstance(x, m.Chat)]
+        assert heard and heard == [f"c{i}" for i in range(len(heard))], heard
+        own = [
+            x.text if isinstance(x, m.Chat) else "bye"
+            for x in bob.received[start:]
+            if isinstance(x, (m.Chat, m.Bye))
+        ]
+        assert own == [*heard, "bye"], own
