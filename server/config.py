@@ -32,6 +32,11 @@ class ServerConfig:
     #: Per-connection rate limit: messages per second on average, and the burst allowed.
     rate: float = 20.0
     burst: float = 40.0
+    #: Per-connection frame budget: WebSocket frames of any kind (pings and message fragments
+    #: too) per second on average, and the burst allowed; over it, reading waits
+    #: (server.framemeter).
+    frame_rate: float = 60.0
+    frame_burst: float = 120.0
     #: Frames queued for one client before it counts as not reading and is dropped.
     outbound_queue: int = 64
     #: Multiplies every phase limit when a game starts (tests use small values for fast clocks).
@@ -92,6 +97,8 @@ TUNABLE: dict[str, type] = {
     "host_grace": float,
     "rate": float,
     "burst": float,
+    "frame_rate": float,
+    "frame_burst": float,
     "max_connections_per_address": int,
     "connection_rate": float,
     "connection_burst": float,

@@ -29,6 +29,8 @@ import struct
 
 import trio
 
+from conjure.server.framemeter import FrameMeter
+
 #: A frame's first byte (RFC 6455 section 5.2), FIN set: a text frame, a close frame (control
 #: frames are never fragmented; the HTTP handshake that goes first starts with "H", 0x48).
 _TEXT = 0x81
@@ -51,8 +53,10 @@ def text_frame(text: str) -> bytes:
 class FrameStream(trio.abc.HalfCloseableStream):
     """A TCP stream that trio-websocket and the room's direct frames share, in one order."""
 
-    def __init__(self, stream: trio.SocketStream) -> None:
+    def __init__(self, stream: trio.SocketStream, meter: FrameMeter | None = None) -> None:
         self.stream = stream
+        #: Every frame the client sends is counted as it is read (server.framemeter).
+        self.meter = meter
         self.socket = stream.socket
         self._lock = trio.StrictFIFOLock()  # held while anything is being sent
         self._owed = b""
@@ -75,7 +79,10 @@ class FrameStream(trio.abc.HalfCloseableStream):
         await self.stream.wait_send_all_might_not_block()
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
-        return await self.stream.receive_some(max_bytes)
+        data = await self.stream.receive_some(max_bytes)
+        if self.meter is not None:
+            await self.meter.received(data)
+        return data
 
     async def send_eof(self) -> None:
         await self.stream.send_eof()

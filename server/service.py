@@ -36,6 +36,7 @@ from conjure.server import fdbudget
 from conjure.server.config import ServerConfig
 from conjure.server.connection import CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_TRY_LATER, Connection
 from conjure.server.directsend import FrameStream
+from conjure.server.framemeter import MAX_FRAGMENTS, Abuse, FrameMeter, MeteredStream
 from conjure.server.gate import AddressBook, Bucket
 from conjure.server.listener import GuardedListener
 from conjure.server.lobby import new_room_code
@@ -226,15 +227,16 @@ class GameServer:
                     transport: trio.abc.Stream
                     direct: FrameStream | None = None
                     request: WebSocketRequest | None = None
+                    meter = FrameMeter(cfg.frame_rate, cfg.frame_burst)
                     with trio.move_on_after(cfg.handshake_timeout):
                         if cfg.ssl_context is not None:
                             tls = trio.SSLStream(
                                 stream, cfg.ssl_context, server_side=True, https_compatible=True
                             )
                             await tls.do_handshake()
-                            transport = tls
+                            transport = MeteredStream(tls, meter)
                         else:
-                            transport = direct = FrameStream(stream)
+                            transport = direct = FrameStream(stream, meter)
                         request = await wrap_server_stream(
                             nursery,
                             transport,
@@ -242,7 +244,7 @@ class GameServer:
                             max_message_size=MAX_FRAME_BYTES,
                         )
                     if request is not None:
-                        await self._handle(request, peer, direct)
+                        await self._handle(request, peer, direct, meter)
                     nursery.cancel_scope.cancel()  # the library's reader task, if still running
             finally:
                 with trio.CancelScope(shield=True):
@@ -251,7 +253,11 @@ class GameServer:
             self._contain(exc, None)
 
     async def _handle(
-        self, request: WebSocketRequest, peer: tuple[Any, ...], direct: FrameStream | None
+        self,
+        request: WebSocketRequest,
+        peer: tuple[Any, ...],
+        direct: FrameStream | None,
+        meter: FrameMeter,
     ) -> None:
         """One handshaken connection: admission, then the read loop until it ends."""
         host, port = str(peer[0]), int(peer[1])  # (host, port) or, over IPv6, with two more
@@ -262,6 +268,7 @@ class GameServer:
             except Exception:
                 return
             conn = Connection(ws, self.config.outbound_queue, host, direct)
+            meter.report = partial(self._frame_abuse, conn)
             if refusal is not None or self._stopping.is_set():
                 await self._turn_away(conn, refusal)
                 return
@@ -277,6 +284,14 @@ class GameServer:
                 await conn.final_close()
         finally:
             self.book.disconnect(host)
+
+    def _frame_abuse(self, conn: Connection, kind: Abuse) -> None:
+        """The frame meter held a connection back, or found a message of too many frames."""
+        if kind == "frames":
+            self.book.note(conn.remote, "frame_rate", "one connection over its frame rate")
+            return
+        self.book.note(conn.remote, "fragments", "a message sent in too many frames")
+        conn.close(f"a message may be sent in at most {MAX_FRAGMENTS} frames", CLOSE_POLICY)
 
     async def _turn_away(self, conn: Connection, refusal: Refusal | None) -> None:
         """Say why, then close: a refused visitor learns the code and costs little."""

@@ -22,6 +22,8 @@ HELP: dict[str, str] = {
     "host_grace": "seconds a disconnected host keeps the role",
     "rate": "messages per second one connection may send on average",
     "burst": "messages one connection may send in a burst",
+    "frame_rate": "WebSocket frames (pings, fragments) per second one connection may send",
+    "frame_burst": "WebSocket frames one connection may send in a burst",
     "max_connections_per_address": "open connections from one address",
     "connection_rate": "new connections per second from one address",
     "connection_burst": "new connections one address may open in a burst",

@@ -1,0 +1,170 @@
+"""Every WebSocket frame a client sends counts, not only the messages it completes.
+
+Why: the message rate limit (``ServerConfig.rate``) sees whole messages only, and a client can send
+frames that never make one. Zero-length continuation fragments (6 bytes each on the wire) never
+finish a message and never reach its size limit, yet trio-websocket keeps every one of them; and
+it answers every ping. A single connection doing either kept a core busy and, with fragments,
+grew the server's memory without end while the message limit saw nothing. So the bytes a client
+sends are read through a :class:`FrameMeter`, which finds the frame headers in them (RFC 6455
+section 5.2; it skips the payloads, and decodes, unmasks or keeps nothing):
+
+* every frame, pings and pongs included, takes a token of the connection's frame budget
+  (``frame_rate`` a second, ``frame_burst`` saved up): over it, the connection is not read again
+  until it is within it, so TCP pushes the client back and the server does no work for it;
+* a message of more than :data:`MAX_FRAGMENTS` frames is abuse: the connection is told why and
+  closed (1008), and nothing more of it is read.
+
+It sits under trio-websocket, in the stream the server hands it (``server.directsend``
+``FrameStream`` for plain sockets, :class:`MeteredStream` over TLS), through public APIs only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+import trio
+
+#: The most frames one message may be sent in. A client sends a message as one frame; a library
+#: that fragments does so in pieces of kilobytes, and a message is at most 64 KiB.
+MAX_FRAGMENTS = 256
+#: Where the HTTP upgrade request ends (frames follow it).
+_END_OF_REQUEST = b"\r\n\r\n"
+_CONTINUATION = 0x0
+_FIRST_CONTROL = 0x8
+
+Abuse = Literal["frames", "fragments"]
+
+
+class FrameCounter:
+    """Finds frame headers in a client's byte stream, chunk by chunk (pure: no I/O, no clock)."""
+
+    def __init__(self) -> None:
+        self._in_request = True  #: still reading the HTTP upgrade request
+        self._tail = b""  #: the request's last bytes so far (its end may straddle two chunks)
+        self._head = bytearray()  #: a frame header cut by the end of a chunk
+        self._skip = 0  #: payload bytes of the current frame still to pass over
+        #: Frames of the message being sent so far (0: none under way).
+        self.fragments = 0
+
+    def feed(self, data: bytes | bytearray | memoryview) -> tuple[int, bool]:
+        """Frames that start in ``data``, and whether a message now has too many fragments."""
+        view = memoryview(data)
+        pos, n, frames = 0, len(view), 0
+        if self._in_request:
+            seen = self._tail + bytes(view[: 1 << 16])
+            end = seen.find(_END_OF_REQUEST)
+            if end < 0:
+                self._tail = seen[-3:]
+                return 0, False
+            self._in_request = False
+            pos = end + len(_END_OF_REQUEST) - len(self._tail)
+            self._tail = b""
+        too_many = False
+        while pos < n:
+            if self._skip:
+                step = min(self._skip, n - pos)
+                self._skip -= step
+                pos += step
+                continue
+            head = self._head
+            if not head and n - pos >= 2:
+                b0, b1 = view[pos], view[pos + 1]
+            else:
+                head.append(view[pos])
+                pos += 1
+                if len(head) < 2:
+                    continue
+                b0, b1 = head[0], head[1]
+            size = b1 & 0x7F
+            length = 2 + (2 if size == 126 else 8 if size == 127 else 0) + (4 if b1 & 0x80 else 0)
+            if head:
+                take = min(length - len(head), n - pos)
+                head += view[pos : pos + take]
+                pos += take
+                if len(head) < length:
+                    continue
+                header = bytes(head)
+                head.clear()
+            else:
+                if n - pos < length:
+                    head += view[pos:]
+                    pos = n
+                    continue
+                header = bytes(view[pos : pos + length])
+                pos += length
+            if size == 126:
+                size = int.from_bytes(header[2:4], "big")
+            elif size == 127:
+                size = int.from_bytes(header[2:10], "big")
+            self._skip = size
+            frames += 1
+            opcode, fin = b0 & 0x0F, b0 & 0x80
+            if opcode < _FIRST_CONTROL:  # control frames may come between a message's frames
+                self.fragments = 1 if opcode != _CONTINUATION else self.fragments + 1
+                if self.fragments > MAX_FRAGMENTS:
+                    too_many = True
+                if fin:
+                    self.fragments = 0
+        return frames, too_many
+
+
+class FrameMeter:
+    """A connection's frame budget, applied as its bytes are read (see the module's docstring)."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.counter = FrameCounter()
+        self.rate = rate
+        self.burst = max(1.0, burst)
+        self._tokens = self.burst
+        self._stamp: float | None = None
+        #: Told of each abuse (the server logs it, and closes the connection on "fragments");
+        #: None until the connection is set up, and then abuse ends the stream at once.
+        self.report: Callable[[Abuse], None] | None = None
+        #: Frames read, and times reading was held back for the budget (for tests and benches).
+        self.frames = 0
+        self.held = 0
+
+    async def received(self, data: bytes | bytearray | memoryview) -> None:
+        """Account for ``data`` just read: returns once the connection may be read again."""
+        frames, too_many = self.counter.feed(data)
+        if too_many:
+            if self.report is None:
+                raise trio.BrokenResourceError("a message of too many fragments")
+            self.report("fragments")
+            await trio.sleep_forever()  # the close under way ends the connection
+        if not frames:
+            return
+        self.frames += frames
+        now = trio.current_time()
+        if self._stamp is not None:
+            self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.rate)
+        self._stamp = now
+        self._tokens -= frames
+        if self._tokens < 0:
+            self.held += 1
+            if self.report is not None:
+                self.report("frames")
+            await trio.sleep(-self._tokens / self.rate if self.rate > 0 else 1.0)
+
+
+class MeteredStream(trio.abc.Stream):
+    """A stream whose reads go through a :class:`FrameMeter` (the TLS connections' stream)."""
+
+    def __init__(self, stream: trio.abc.Stream, meter: FrameMeter) -> None:
+        self.stream = stream
+        self.meter = meter
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        data = await self.stream.receive_some(max_bytes)
+        await self.meter.received(data)
+        return data
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.stream.wait_send_all_might_not_block()
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
