@@ -464,8 +464,10 @@ class Room:
             await self._execute(cmd.PassHost(now=self.config.clock(), to=i, reason=reason))
 
     def _attach(self, conn: Viewer, player_id: str) -> None:
-        """Bind ``conn`` to a seat; an older connection for the seat is replaced."""
+        """Bind ``conn`` to a seat; an older connection for the seat is replaced. A seat taken,
+        or taken again, starts with a whole view (PROTOCOL.md, "Patches")."""
         self.members.seat(conn, player_id, self)
+        conn.sent = None
         self._note_presence(player_id, True)
 
     def _detach(self, conn: Viewer) -> None:

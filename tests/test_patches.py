@@ -21,6 +21,7 @@ import trio
 from clienthelpers import wait_until
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polling import poll_until
 from wsclient import open_client, open_table, play_round, start_game
 
 from conjure.client import wire
@@ -290,3 +291,22 @@ async def test_a_resync_outside_a_room_is_refused(server):
     async with open_client(server.url, "Ann") as ann:
         await ann.send(m.Resync())
         await ann.expect_error("not_in_room")
+
+
+async def test_a_seat_taken_again_on_the_same_connection_starts_with_a_whole_view(server):
+    """PROTOCOL.md: a resumed seat always starts with a whole view, here too."""
+    async with open_client(server.url, "Ann") as ann, open_client(server.url, "Bob") as bob:
+        code = await ann.create()
+        await bob.join(code)
+        await ann.wait_view(lambda v: len(v.players) == 2)
+        assert ann.token is not None
+        start = len(ann.frames)
+        await ann.resume(code, ann.token)
+
+        def views() -> list[str]:
+            kinds = (json.loads(raw)["type"] for raw in ann.frames[start:])
+            return [k for k in kinds if k in ("update", "patch")]
+
+        with trio.fail_after(5):
+            await poll_until(views)
+        assert views()[0] == "update", views()
