@@ -57,6 +57,7 @@ ErrorCode = Literal[
     "hello_timeout",
     "roomless_timeout",
     "shutting_down",
+    "too_many_actions",
     "internal",
     "unexpected",
     # Game errors (the rules engine)

@@ -37,6 +37,9 @@ class ServerConfig:
     #: (server.framemeter).
     frame_rate: float = 60.0
     frame_burst: float = 120.0
+    #: Game actions one seat may have logged in one round (the longest game the rules allow
+    #: takes at most about 100 of one seat): bounds how much one member can add to a game's log.
+    max_actions_per_round: int = 500
     #: Frames queued for one client before it counts as not reading and is dropped.
     outbound_queue: int = 64
     #: Multiplies every phase limit when a game starts (tests use small values for fast clocks).
@@ -99,6 +102,7 @@ TUNABLE: dict[str, type] = {
     "burst": float,
     "frame_rate": float,
     "frame_burst": float,
+    "max_actions_per_round": int,
     "max_connections_per_address": int,
     "connection_rate": float,
     "connection_burst": float,

@@ -215,6 +215,9 @@ class Room:
         self._presence: dict[int, bool] = {}
         #: The deal under way, between the host's start and the game (None otherwise).
         self._dealing: Dealing | None = None
+        #: Game actions each seat has had logged this round (round number, seat -> count): a
+        #: cap on them bounds what one member can add to the log (``max_actions_per_round``).
+        self._acted: tuple[int, dict[int, int]] = (0, {})
         if game is not None and not game.over:  # a restart: nobody is connected any more
             self._presence = {
                 p.seat: False
@@ -812,7 +815,18 @@ class Room:
         command = to_command(msg, seat, self.config.clock())
         if command is None:
             raise Refusal("unexpected", f"{msg_tag(msg)!r} is not possible here.")
+        number = self.game.round.number if self.game.round is not None else 0
+        if self._acted[0] != number:
+            self._acted = (number, {})
+        acted, limit = self._acted[1], self.config.max_actions_per_round
+        if acted.get(seat, 0) >= limit:
+            raise Refusal(
+                "too_many_actions",
+                f"You have taken {limit} game actions this round, as many as this server allows "
+                "one player in a round; the next round starts afresh.",
+            )
         await self._execute(command)
+        acted[seat] = acted.get(seat, 0) + 1
 
     async def _execute(self, command: cmd.AnyCommand) -> None:
         assert self.game is not None

@@ -24,6 +24,7 @@ HELP: dict[str, str] = {
     "burst": "messages one connection may send in a burst",
     "frame_rate": "WebSocket frames (pings, fragments) per second one connection may send",
     "frame_burst": "WebSocket frames one connection may send in a burst",
+    "max_actions_per_round": "game actions one player may take in one round",
     "max_connections_per_address": "open connections from one address",
     "connection_rate": "new connections per second from one address",
     "connection_burst": "new connections one address may open in a burst",

@@ -471,3 +471,24 @@ def test_the_book_forgets_an_address_that_holds_nothing():
     clock[0] += 61
     book.check_create_room("127.0.0.9")
     assert book.total_open == 0 and book.known == 0  # nothing left to remember it by
+
+
+async def test_a_player_cannot_grow_the_game_log_without_end(start_server):
+    """Each action is a record of the log: past the server's budget for one player in one round
+    (here 3 pauses and resumes of the host), the action is refused and nothing is written."""
+    server = await start_server(max_actions_per_round=3)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        ann = table[0]
+        await ann.send(m.StartGame())
+        for c in table:
+            await c.wait_view(lambda v: v.round == 1)
+        for msg in (m.PauseGame(), m.ResumeGame(), m.PauseGame()):
+            await ann.send(msg)
+        await ann.send(m.ResumeGame())  # the fourth
+        err = await ann.expect_error("too_many_actions")
+        assert "this round" in err.message
+        assert ann.view is not None and ann.view.paused and ann.view.game_id is not None
+        log = read_log(server.replays / f"{ann.view.game_id}.jsonl")
+        kinds = [r.type for r in log.records if r.type in ("game_paused", "game_resumed")]
+        assert kinds == ["game_paused", "game_resumed", "game_paused"]
+        assert log.records[-1].type == "game_paused"  # the refused resume wrote nothing
