@@ -217,7 +217,7 @@ class Room:
         self._dealing: Dealing | None = None
         #: Game actions each seat has had logged this round (round number, seat -> count): a
         #: cap on them bounds what one member can add to the log (``max_actions_per_round``).
-        self._acted: tuple[int, dict[int, int]] = (0, {})
+        self._acted: tuple[int, dict[tuple[int, bool], int]] = (0, {})
         if game is not None and not game.over:  # a restart: nobody is connected any more
             self._presence = {
                 p.seat: False
@@ -495,11 +495,15 @@ class Room:
             if (seat in self.game.away) != connected:
                 continue  # the log already says so
             try:
+                # A client that reconnects again and again is told live, but no longer logged
+                # once over its budget (its own, so that it never stops the seat's actions).
+                acted = self._budget(seat, presence=True)
                 await self._execute(
                     cmd.Presence(now=self.config.clock(), seat=seat, connected=connected)
                 )
-            except Refusal:  # kicked since, or the log failed (the room is on hold then)
+            except Refusal:  # kicked since, over budget, or the log failed (the room is on hold)
                 continue
+            acted[seat, True] = acted.get((seat, True), 0) + 1
 
     def _on_detached(self, conn: Viewer) -> None:
         if conn.room is not self:
@@ -815,18 +819,26 @@ class Room:
         command = to_command(msg, seat, self.config.clock())
         if command is None:
             raise Refusal("unexpected", f"{msg_tag(msg)!r} is not possible here.")
+        acted = self._budget(seat)
+        await self._execute(command)
+        acted[seat, False] = acted.get((seat, False), 0) + 1
+
+    def _budget(self, seat: int, presence: bool = False) -> dict[tuple[int, bool], int]:
+        """This round's logged actions by (seat, presence or not), once ``seat`` may have one more
+        logged; raises ``too_many_actions`` when it may not (``max_actions_per_round``, a budget
+        for the seat's own actions and another for its comings and goings)."""
+        assert self.game is not None
         number = self.game.round.number if self.game.round is not None else 0
         if self._acted[0] != number:
             self._acted = (number, {})
         acted, limit = self._acted[1], self.config.max_actions_per_round
-        if acted.get(seat, 0) >= limit:
+        if acted.get((seat, presence), 0) >= limit:
             raise Refusal(
                 "too_many_actions",
                 f"You have taken {limit} game actions this round, as many as this server allows "
                 "one player in a round; the next round starts afresh.",
             )
-        await self._execute(command)
-        acted[seat] = acted.get(seat, 0) + 1
+        return acted
 
     async def _execute(self, command: cmd.AnyCommand) -> None:
         assert self.game is not None

@@ -492,3 +492,33 @@ async def test_a_player_cannot_grow_the_game_log_without_end(start_server):
         kinds = [r.type for r in log.records if r.type in ("game_paused", "game_resumed")]
         assert kinds == ["game_paused", "game_resumed", "game_paused"]
         assert log.records[-1].type == "game_paused"  # the refused resume wrote nothing
+
+
+async def test_a_player_who_reconnects_again_and_again_is_logged_only_within_the_budget(
+    start_server,
+):
+    """Comings and goings are logged as presence, within a budget of their own: past it the
+    table is still told, live, but the log no longer grows, and the seat can still act."""
+    server = await start_server(max_actions_per_round=3)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        ann, cy = table[0], table[2]
+        await ann.send(m.StartGame())
+        for c in table:
+            await c.wait_view(lambda v: v.round == 1)
+        room, token = ann.room, ann.token
+        assert room is not None and token is not None
+        await ann.ws.aclose()
+        for _ in range(3):
+            await cy.wait_view(lambda v: not v.players[0].connected)
+            async with open_client(server.url, "Ann") as again:
+                await again.resume(room, token)
+                await cy.wait_view(lambda v: v.players[0].connected)
+        await cy.wait_view(lambda v: not v.players[0].connected)  # the table is still told
+        async with open_client(server.url, "Ann") as again:
+            await again.resume(room, token)
+            await again.send(m.PauseGame())  # the seat's own actions have their own budget
+            await cy.wait_view(lambda v: v.paused)
+        assert cy.view is not None and cy.view.game_id is not None
+        log = read_log(server.replays / f"{cy.view.game_id}.jsonl")
+        flips = [r.data["connected"] for r in log.records if r.type == "presence_changed"]
+        assert flips == [False, True, False]
