@@ -807,6 +807,72 @@ async def attack_garbage(att: Attack) -> None:
             nursery.start_soon(loop, j)
 
 
+async def _read_until_close(att: Attack, ws: Any, stream: trio.SocketStream, scope: Any) -> None:
+    """A raw wsproto client's reader: counts the server's close code, then ends the session."""
+    from wsproto.events import CloseConnection
+
+    with contextlib.suppress(OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+        while data := await stream.receive_some():
+            ws.receive_data(data)
+            for event in ws.events():
+                if isinstance(event, CloseConnection):
+                    att.tally[f"close {event.code}"] += 1
+                    scope.cancel()
+                    return
+    scope.cancel()
+
+
+async def attack_frames(att: Attack) -> None:
+    """16 greeted connections from 4 addresses that send frames no message limit sees, as fast as
+    the server reads them: half start a message and send only empty continuation fragments (6
+    bytes each), half send pings. Each comes back when the server closes it."""
+    from wsproto import ConnectionType, WSConnection
+    from wsproto.events import AcceptConnection, Ping, Request, TextMessage
+
+    async def loop(j: int) -> None:
+        for _ in range(1000):
+            if att.left() <= 0:
+                return
+            try:
+                stream = await tcp_from(att.addr(j % 4), att.port)
+            except (OSError, trio.TooSlowError):
+                att.tally["closed before handshake"] += 1
+                await trio.sleep(0.05)
+                continue
+            ws = WSConnection(ConnectionType.CLIENT)
+            try:
+                with trio.move_on_after(max(0.0, att.left())):
+                    await stream.send_all(ws.send(Request(host=HOST, target="/")))
+                    while not any(isinstance(e, AcceptConnection) for e in ws.events()):
+                        if not (data := await stream.receive_some()):
+                            raise trio.BrokenResourceError("closed before its handshake")
+                        ws.receive_data(data)
+                    await stream.send_all(ws.send(TextMessage(data=HELLO)))
+                    if j % 2:
+                        burst = b"".join(ws.send(Ping(b"")) for _ in range(100))
+                        kind = "pings"
+                    else:
+                        await stream.send_all(ws.send(TextMessage(data="", message_finished=False)))
+                        burst = ws.send(TextMessage(data="", message_finished=False)) * 100
+                        kind = "empty fragments"
+
+                    async with trio.open_nursery() as n:
+                        n.start_soon(_read_until_close, att, ws, stream, n.cancel_scope)
+                        while att.left() > 0:  # the server's reading paces these sends
+                            await stream.send_all(burst)
+                            att.stats[f"{kind} sent"] += 100
+            except* (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+                att.stats["connections broken"] += 1
+            except* LocalProtocolError:
+                att.stats["client library errors"] += 1
+            finally:
+                reset(stream)
+
+    async with trio.open_nursery() as nursery:
+        for j in range(16):
+            nursery.start_soon(loop, j)
+
+
 #: (key, label, function, a limit that had to be raised for it to be an attack at all, or "")
 ATTACKS: list[tuple[str, str, Callable[[Attack], Awaitable[None]], str]] = [
     ("resets", "handshake + TCP reset, 100/s", attack_resets, ""),
@@ -815,6 +881,7 @@ ATTACKS: list[tuple[str, str, Callable[[Attack], Awaitable[None]], str]] = [
     ("chatter", "400 conns x 19 msg/s", attack_chatter, ""),
     ("idle", "1,500 idle conns, half mute", attack_idle, ""),
     ("garbage", "garbage frames", attack_garbage, ""),
+    ("frames", "ping + empty-fragment floods", attack_frames, ""),
 ]
 
 
