@@ -77,6 +77,8 @@ DEFAULT_PORT = 8765
 SERVER_START_TIMEOUT = 30.0
 BOTS_SEATED_TIMEOUT = 60.0
 LOOK_TIMEOUT = 10.0
+#: Seconds to wait for the computer players to save their seats (a loaded machine is slow).
+BOTS_SAVED_TIMEOUT = 15.0
 STOP_TIMEOUT = 5.0
 CLIENT_NAME = "conjure-local/0.1"
 #: In the client state directory: the unfinished game of the last run.
@@ -350,13 +352,13 @@ async def _until_seated(link, done: Callable[[Any], bool], proc, timeout: float)
 
 
 async def _bots_saved(bots_store: StateDir, url: str, room: str, count: int) -> None:
-    """Wait (at most 15 s, on a loaded machine) until ``count`` bots have saved their seats:
-    their ids are read there."""
+    """Wait (at most ``BOTS_SAVED_TIMEOUT``) until ``count`` bots have saved their seats: their
+    ids are read there."""
     import trio
 
     from conjure.client.bots.player import saved_bots
 
-    for _ in range(150):
+    for _ in range(int(BOTS_SAVED_TIMEOUT / 0.1)):
         if len(await trio.to_thread.run_sync(saved_bots, bots_store, url, room)) >= count:
             return
         await trio.sleep(0.1)

@@ -69,6 +69,8 @@ class FrameStream(trio.abc.HalfCloseableStream):
     # ---------------------------------------------------------------- the library's side
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        if self.meter is not None:
+            self.meter.counter.sent(data)
         async with self._lock:
             if bytes(data[:1]) == _CLOSE:
                 self.closing = True

@@ -12,7 +12,12 @@ section 5.2; it skips the payloads, and decodes, unmasks or keeps nothing):
   (``frame_rate`` a second, ``frame_burst`` saved up): over it, the connection is not read again
   until it is within it, so TCP pushes the client back and the server does no work for it;
 * a message of more than :data:`MAX_FRAGMENTS` frames is abuse: the connection is told why and
-  closed (1008), and nothing more of it is read.
+  closed (1008), and nothing more of it is read;
+* counting starts where the library's parsing does: the upgrade request ends at a blank line
+  (with or without its carriage return, as h11 reads it), and frames begin with the server's
+  reply. A client that sends anything in between is cut off before it is a WebSocket: RFC 6455
+  section 4.1 forbids it, and the library drops those bytes unread, so they could otherwise
+  announce a frame of 2**62 bytes to the counter and hide every later one.
 
 It sits under trio-websocket, in the stream the server hands it (``server.directsend``
 ``FrameStream`` for plain sockets, :class:`MeteredStream` over TLS), through public APIs only.
@@ -20,20 +25,30 @@ It sits under trio-websocket, in the stream the server hands it (``server.direct
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Literal
 
 import trio
 
+from conjure.server.gate import Bucket
+
 #: The most frames one message may be sent in. A client sends a message as one frame; a library
 #: that fragments does so in pieces of kilobytes, and a message is at most 64 KiB.
 MAX_FRAGMENTS = 256
-#: Where the HTTP upgrade request ends (frames follow it).
-_END_OF_REQUEST = b"\r\n\r\n"
+#: Where the HTTP upgrade request ends, as h11 (trio-websocket's HTTP parser) finds it: a blank
+#: line, with or without its carriage return.
+_END_OF_REQUEST = re.compile(rb"\n\r?\n")
+#: How the server's reply that accepts the upgrade begins.
+_ACCEPTED = b"HTTP/1.1 101"
 _CONTINUATION = 0x0
 _FIRST_CONTROL = 0x8
 
 Abuse = Literal["frames", "fragments"]
+
+
+class EarlyData(Exception):
+    """A client sent more than its upgrade request before the server had answered it."""
 
 
 class FrameCounter:
@@ -42,24 +57,38 @@ class FrameCounter:
     def __init__(self) -> None:
         self._in_request = True  #: still reading the HTTP upgrade request
         self._tail = b""  #: the request's last bytes so far (its end may straddle two chunks)
+        #: The server has sent the reply that accepts the upgrade (``accepted``): a client may
+        #: send frames only from then on (RFC 6455 section 4.1), and the library reads them only
+        #: from then on (what comes before is dropped): so the counter starts there too.
+        self.replied = False
         self._head = bytearray()  #: a frame header cut by the end of a chunk
         self._skip = 0  #: payload bytes of the current frame still to pass over
         #: Frames of the message being sent so far (0: none under way).
         self.fragments = 0
 
+    def sent(self, data: bytes | bytearray | memoryview) -> None:
+        """The server sends ``data``: frames count from its reply accepting the upgrade on."""
+        if not self.replied and bytes(data[: len(_ACCEPTED)]) == _ACCEPTED:
+            self.replied = True
+
     def feed(self, data: bytes | bytearray | memoryview) -> tuple[int, bool]:
-        """Frames that start in ``data``, and whether a message now has too many fragments."""
+        """Frames that start in ``data``, and whether a message now has too many fragments.
+
+        Raises ``EarlyData`` for bytes after the upgrade request that came before the reply.
+        """
         view = memoryview(data)
         pos, n, frames = 0, len(view), 0
         if self._in_request:
-            seen = self._tail + bytes(view[: 1 << 16])
-            end = seen.find(_END_OF_REQUEST)
-            if end < 0:
-                self._tail = seen[-3:]
+            seen = self._tail + bytes(view)
+            end = _END_OF_REQUEST.search(seen)
+            if end is None:
+                self._tail = seen[-2:]
                 return 0, False
             self._in_request = False
-            pos = end + len(_END_OF_REQUEST) - len(self._tail)
+            pos = end.end() - len(self._tail)
             self._tail = b""
+        if not self.replied and pos < n:
+            raise EarlyData("data after the upgrade request, before the server's reply")
         too_many = False
         while pos < n:
             if self._skip:
@@ -114,20 +143,24 @@ class FrameMeter:
 
     def __init__(self, rate: float, burst: float) -> None:
         self.counter = FrameCounter()
-        self.rate = rate
-        self.burst = max(1.0, burst)
-        self._tokens = self.burst
-        self._stamp: float | None = None
+        self._bucket = Bucket(rate, burst, trio.current_time())
         #: Told of each abuse (the server logs it, and closes the connection on "fragments");
         #: None until the connection is set up, and then abuse ends the stream at once.
         self.report: Callable[[Abuse], None] | None = None
+        #: Ends the handshake at once (the library may otherwise wait out its timeout).
+        self.cut: Callable[[], None] | None = None
         #: Frames read, and times reading was held back for the budget (for tests and benches).
         self.frames = 0
         self.held = 0
 
     async def received(self, data: bytes | bytearray | memoryview) -> None:
         """Account for ``data`` just read: returns once the connection may be read again."""
-        frames, too_many = self.counter.feed(data)
+        try:
+            frames, too_many = self.counter.feed(data)
+        except EarlyData as exc:  # no WebSocket yet to say why on: the stream ends
+            if self.cut is not None:
+                self.cut()
+            raise trio.BrokenResourceError(str(exc)) from None
         if too_many:
             if self.report is None:
                 raise trio.BrokenResourceError("a message of too many fragments")
@@ -136,16 +169,12 @@ class FrameMeter:
         if not frames:
             return
         self.frames += frames
-        now = trio.current_time()
-        if self._stamp is not None:
-            self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.rate)
-        self._stamp = now
-        self._tokens -= frames
-        if self._tokens < 0:
+        wait = self._bucket.spend(trio.current_time(), frames)
+        if wait:
             self.held += 1
             if self.report is not None:
                 self.report("frames")
-            await trio.sleep(-self._tokens / self.rate if self.rate > 0 else 1.0)
+            await trio.sleep(wait)
 
 
 class MeteredStream(trio.abc.Stream):
@@ -161,6 +190,7 @@ class MeteredStream(trio.abc.Stream):
         return data
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        self.meter.counter.sent(data)
         await self.stream.send_all(data)
 
     async def wait_send_all_might_not_block(self) -> None:

@@ -61,6 +61,15 @@ class Bucket:
             return 0.0
         return (1 - self.tokens) / self.rate if self.rate > 0 else 1.0
 
+    def spend(self, now: float, n: int) -> float:
+        """Spend ``n`` tokens even into debt (they were used already): 0.0 if there were enough,
+        else the seconds until the debt is paid."""
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate) - n
+        self.stamp = now
+        if self.tokens >= 0:
+            return 0.0
+        return -self.tokens / self.rate if self.rate > 0 else 1.0
+
 
 @dataclass
 class _Address:

@@ -498,12 +498,13 @@ class Room:
                 # A client that reconnects again and again is told live, but no longer logged
                 # once over its budget (its own, so that it never stops the seat's actions).
                 acted = self._budget(seat, presence=True)
-                await self._execute(
+                logged = await self._execute(
                     cmd.Presence(now=self.config.clock(), seat=seat, connected=connected)
                 )
             except Refusal:  # kicked since, over budget, or the log failed (the room is on hold)
                 continue
-            acted[seat, True] = acted.get((seat, True), 0) + 1
+            if logged:
+                acted[seat, True] = acted.get((seat, True), 0) + 1
 
     def _on_detached(self, conn: Viewer) -> None:
         if conn.room is not self:
@@ -820,8 +821,8 @@ class Room:
         if command is None:
             raise Refusal("unexpected", f"{msg_tag(msg)!r} is not possible here.")
         acted = self._budget(seat)
-        await self._execute(command)
-        acted[seat, False] = acted.get((seat, False), 0) + 1
+        if await self._execute(command):
+            acted[seat, False] = acted.get((seat, False), 0) + 1
 
     def _budget(self, seat: int, presence: bool = False) -> dict[tuple[int, bool], int]:
         """This round's logged actions by (seat, presence or not), once ``seat`` may have one more
@@ -840,7 +841,8 @@ class Room:
             )
         return acted
 
-    async def _execute(self, command: cmd.AnyCommand) -> None:
+    async def _execute(self, command: cmd.AnyCommand) -> bool:
+        """Decide and commit ``command``; True if it logged anything."""
         assert self.game is not None
         decided = decide_and_fold(self.game, command)
         if isinstance(decided, Refusal):
@@ -848,6 +850,7 @@ class Room:
         events, state = decided
         if events:
             await self._commit(events, state, command)
+        return bool(events)
 
     async def _append(self, events: list, command: cmd.AnyCommand) -> list[LogRecord]:
         """The batch, with the command that produced it (so an audit can decide it again)."""

@@ -228,7 +228,8 @@ class GameServer:
                     direct: FrameStream | None = None
                     request: WebSocketRequest | None = None
                     meter = FrameMeter(cfg.frame_rate, cfg.frame_burst)
-                    with trio.move_on_after(cfg.handshake_timeout):
+                    with trio.move_on_after(cfg.handshake_timeout) as handshake:
+                        meter.cut = handshake.cancel
                         if cfg.ssl_context is not None:
                             tls = trio.SSLStream(
                                 stream, cfg.ssl_context, server_side=True, https_compatible=True
@@ -291,7 +292,8 @@ class GameServer:
             self.book.note(conn.remote, "frame_rate", "one connection over its frame rate")
             return
         self.book.note(conn.remote, "fragments", "a message sent in too many frames")
-        conn.close(f"a message may be sent in at most {MAX_FRAGMENTS} frames", CLOSE_POLICY)
+        # A short grace: nothing more of it is read, so its answer to the Close never comes.
+        conn.close(f"a message may be sent in at most {MAX_FRAGMENTS} frames", CLOSE_POLICY, 0.5)
 
     async def _turn_away(self, conn: Connection, refusal: Refusal | None) -> None:
         """Say why, then close: a refused visitor learns the code and costs little."""
