@@ -40,6 +40,9 @@ class ServerConfig:
     #: Game actions one seat may have logged in one round (the longest game the rules allow
     #: takes at most about 100 of one seat): bounds how much one member can add to a game's log.
     max_actions_per_round: int = 500
+    #: Of those, the ones that change what is logged already (a vote cast again, a summoning
+    #: word replaced, a pause or resume): the rules allow them without end.
+    max_changes_per_round: int = 20
     #: Frames queued for one client before it counts as not reading and is dropped.
     outbound_queue: int = 64
     #: Multiplies every phase limit when a game starts (tests use small values for fast clocks).
@@ -103,6 +106,7 @@ TUNABLE: dict[str, type] = {
     "frame_rate": float,
     "frame_burst": float,
     "max_actions_per_round": int,
+    "max_changes_per_round": int,
     "max_connections_per_address": int,
     "connection_rate": float,
     "connection_burst": float,

@@ -24,6 +24,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import msgspec
 import trio
@@ -118,6 +119,10 @@ class Stop:
     """Close the room (server shutdown); requests queued before it are still handled."""
 
     reason: str
+
+
+#: What a seat's records in one round are counted as (``Room._budget``).
+Budget = Literal["actions", "presence", "changes"]
 
 
 def msg_tag(msg: m.ClientMsg) -> str:
@@ -217,7 +222,7 @@ class Room:
         self._dealing: Dealing | None = None
         #: Game actions each seat has had logged this round (round number, seat -> count): a
         #: cap on them bounds what one member can add to the log (``max_actions_per_round``).
-        self._acted: tuple[int, dict[tuple[int, bool], int]] = (0, {})
+        self._acted: tuple[int, dict[tuple[int, Budget], int]] = (0, {})
         if game is not None and not game.over:  # a restart: nobody is connected any more
             self._presence = {
                 p.seat: False
@@ -497,14 +502,14 @@ class Room:
             try:
                 # A client that reconnects again and again is told live, but no longer logged
                 # once over its budget (its own, so that it never stops the seat's actions).
-                acted = self._budget(seat, presence=True)
+                charge = self._budget(seat, "presence")
                 logged = await self._execute(
                     cmd.Presence(now=self.config.clock(), seat=seat, connected=connected)
                 )
             except Refusal:  # kicked since, over budget, or the log failed (the room is on hold)
                 continue
             if logged:
-                acted[seat, True] = acted.get((seat, True), 0) + 1
+                charge()
 
     def _on_detached(self, conn: Viewer) -> None:
         if conn.room is not self:
@@ -820,26 +825,57 @@ class Room:
         command = to_command(msg, seat, self.config.clock())
         if command is None:
             raise Refusal("unexpected", f"{msg_tag(msg)!r} is not possible here.")
-        acted = self._budget(seat)
+        charges = [self._budget(seat, "actions")]
+        if self._is_change(msg, seat):
+            charges.append(self._budget(seat, "changes"))
         if await self._execute(command):
-            acted[seat, False] = acted.get((seat, False), 0) + 1
+            for charge in charges:
+                charge()
 
-    def _budget(self, seat: int, presence: bool = False) -> dict[tuple[int, bool], int]:
-        """This round's logged actions by (seat, presence or not), once ``seat`` may have one more
-        logged; raises ``too_many_actions`` when it may not (``max_actions_per_round``, a budget
-        for the seat's own actions and another for its comings and goings)."""
+    def _is_change(self, msg: m.ClientMsg, seat: int) -> bool:
+        """Whether ``msg`` only changes what the log already holds: a vote cast again, a
+        summoning word replaced, a pause or a resume. The rules allow these again and again."""
+        if isinstance(msg, (m.PauseGame, m.ResumeGame)):
+            return True
+        r = self.game.round if self.game is not None else None
+        if r is None:
+            return False
+        if isinstance(msg, m.CastVote):
+            return 0 <= msg.proposal < len(r.proposals) and seat in r.proposals[msg.proposal].votes
+        return isinstance(msg, m.CommitSummon) and seat in r.commits
+
+    def _budget(self, seat: int, kind: Budget) -> Callable[[], None]:
+        """Check that ``seat`` may have one more record of ``kind`` logged this round (raises
+        ``too_many_actions`` when not); returns what counts it once it was logged. The budgets
+        bound what one member can add to a game's log (``max_actions_per_round`` for its actions
+        and, apart, its comings and goings; ``max_changes_per_round`` for its changes)."""
         assert self.game is not None
         number = self.game.round.number if self.game.round is not None else 0
         if self._acted[0] != number:
             self._acted = (number, {})
-        acted, limit = self._acted[1], self.config.max_actions_per_round
-        if acted.get((seat, presence), 0) >= limit:
+        acted = self._acted[1]
+        key: tuple[int, Budget] = (seat, kind)
+        limit = (
+            self.config.max_changes_per_round
+            if kind == "changes"
+            else self.config.max_actions_per_round
+        )
+        if acted.get(key, 0) >= limit:
+            what = (
+                "changed your vote, your summoning word or the pause"
+                if kind == "changes"
+                else "taken game actions"
+            )
             raise Refusal(
                 "too_many_actions",
-                f"You have taken {limit} game actions this round, as many as this server allows "
+                f"You have {what} {limit} times this round, as often as this server allows "
                 "one player in a round; the next round starts afresh.",
             )
-        return acted
+
+        def charge() -> None:
+            acted[key] = acted.get(key, 0) + 1
+
+        return charge
 
     async def _execute(self, command: cmd.AnyCommand) -> bool:
         """Decide and commit ``command``; True if it logged anything."""

@@ -25,6 +25,7 @@ HELP: dict[str, str] = {
     "frame_rate": "WebSocket frames (pings, fragments) per second one connection may send",
     "frame_burst": "WebSocket frames one connection may send in a burst",
     "max_actions_per_round": "game actions one player may take in one round",
+    "max_changes_per_round": "votes cast again, words replaced, pauses and resumes per player and round",
     "max_connections_per_address": "open connections from one address",
     "connection_rate": "new connections per second from one address",
     "connection_burst": "new connections one address may open in a burst",

@@ -473,10 +473,15 @@ def test_the_book_forgets_an_address_that_holds_nothing():
     assert book.total_open == 0 and book.known == 0  # nothing left to remember it by
 
 
-async def test_a_player_cannot_grow_the_game_log_without_end(start_server):
+@pytest.mark.parametrize(
+    ("limit", "wording"),
+    [("max_actions_per_round", "taken game actions 3 times"), ("max_changes_per_round", "pause")],
+)
+async def test_a_player_cannot_grow_the_game_log_without_end(start_server, limit, wording):
     """Each action is a record of the log: past the server's budget for one player in one round
-    (here 3 pauses and resumes of the host), the action is refused and nothing is written."""
-    server = await start_server(max_actions_per_round=3)
+    (here 3 pauses and resumes of the host: actions, and changes of what is logged, which the
+    rules allow without end), the action is refused and nothing is written."""
+    server = await start_server(**{limit: 3})
     async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
         ann = table[0]
         await ann.send(m.StartGame())
@@ -486,7 +491,7 @@ async def test_a_player_cannot_grow_the_game_log_without_end(start_server):
             await ann.send(msg)
         await ann.send(m.ResumeGame())  # the fourth
         err = await ann.expect_error("too_many_actions")
-        assert "this round" in err.message
+        assert "this round" in err.message and wording in err.message
         assert ann.view is not None and ann.view.paused and ann.view.game_id is not None
         log = read_log(server.replays / f"{ann.view.game_id}.jsonl")
         kinds = [r.type for r in log.records if r.type in ("game_paused", "game_resumed")]
@@ -522,3 +527,37 @@ async def test_a_player_who_reconnects_again_and_again_is_logged_only_within_the
         log = read_log(server.replays / f"{cy.view.game_id}.jsonl")
         flips = [r.data["connected"] for r in log.records if r.type == "presence_changed"]
         assert flips == [False, True, False]
+
+
+async def test_votes_cast_again_count_as_changes_and_stop_at_their_budget(start_server):
+    """The rules let a voter cast a vote again and again, each a record of the log; the server
+    counts every vote after the first on a proposal as a change, and changes have a small
+    budget of their own."""
+    from tests.wsclient import play_round, start_game
+
+    server = await start_server(max_changes_per_round=2)
+    refused: list[m.Error] = []
+
+    async def review(seats) -> None:
+        await seats[1].send(m.ChallengeWord(seat=2, rule="noun"))
+        await seats[1].wait_view(lambda v: len(v.proposals) == 1)
+        voter = seats[3]
+        for _ in range(3):  # the first vote, then two changes: all logged
+            await voter.send(m.CastVote(proposal=0, yes=False))
+        await voter.send(m.CastVote(proposal=0, yes=False))  # a third change
+        refused.append(await voter.expect_error("too_many_actions"))
+
+    async with open_table(server.url, ["Ann", "Bob", "Cy", "Dee"]) as table:
+        await start_game(table)
+        await play_round(
+            table,
+            {0: "moon", 1: "star", 2: "planet", 3: "comet"},
+            {0: "night", 1: "sky", 2: "space", 3: "light"},
+            [1, 2],
+            review=review,
+        )
+        game_id = table[0].view.game_id if table[0].view is not None else None
+    assert refused and "changed your vote" in refused[0].message
+    log = read_log(server.replays / f"{game_id}.jsonl")
+    votes = [r for r in log.records if r.type == "vote_cast" and r.data["seat"] == 3]
+    assert len(votes) == 3
