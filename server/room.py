@@ -223,6 +223,8 @@ class Room:
         #: Game actions each seat has had logged this round (round number, seat -> count): a
         #: cap on them bounds what one member can add to the log (``max_actions_per_round``).
         self._acted: tuple[int, dict[tuple[int, Budget], int]] = (0, {})
+        #: Seats whose coming or going went unlogged for their budget: logged at the next round.
+        self._presence_owed: set[int] = set()
         if game is not None and not game.over:  # a restart: nobody is connected any more
             self._presence = {
                 p.seat: False
@@ -506,7 +508,9 @@ class Room:
                 logged = await self._execute(
                     cmd.Presence(now=self.config.clock(), seat=seat, connected=connected)
                 )
-            except Refusal:  # kicked since, over budget, or the log failed (the room is on hold)
+            except Refusal as e:  # kicked since, over budget, or the log failed (room on hold)
+                if e.code == "too_many_actions":
+                    self._presence_owed.add(seat)  # logged as it stands once the round is new
                 continue
             if logged:
                 charge()
@@ -853,6 +857,11 @@ class Room:
         number = self.game.round.number if self.game.round is not None else 0
         if self._acted[0] != number:
             self._acted = (number, {})
+            roster = self._roster()
+            for owed in self._presence_owed:  # the log catches up with who is here now
+                pid = roster.ids[owed] if owed < len(roster.ids) else None
+                self._presence[owed] = pid is not None and pid in self.conns
+            self._presence_owed.clear()
         acted = self._acted[1]
         key: tuple[int, Budget] = (seat, kind)
         limit = (

@@ -561,3 +561,39 @@ async def test_votes_cast_again_count_as_changes_and_stop_at_their_budget(start_
     log = read_log(server.replays / f"{game_id}.jsonl")
     votes = [r for r in log.records if r.type == "vote_cast" and r.data["seat"] == 3]
     assert len(votes) == 3
+
+
+async def test_presence_left_unlogged_for_its_budget_is_logged_at_the_next_round(start_server):
+    """Cy comes and goes past the budget and ends away, unlogged; once the next round brings a
+    fresh budget, the log catches up with who is here."""
+    from tests.wsclient import play_round, start_game
+
+    budget = 8  # enough for a round's own actions too
+    server = await start_server(max_actions_per_round=budget, limit_scale=0.02)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        ann, bob, cy = table
+        await start_game(table)
+        room, token = cy.room, cy.token
+        assert room is not None and token is not None
+        await cy.ws.aclose()  # the first of budget + 1 comings and goings
+        await ann.wait_view(lambda v: not v.players[2].connected)
+        for _ in range(budget // 2):
+            async with open_client(server.url, "Cy") as again:
+                await again.resume(room, token)
+                await ann.wait_view(lambda v: v.players[2].connected)
+            await ann.wait_view(lambda v: not v.players[2].connected)
+        # Away now; the log, over its budget, still says back.
+        await play_round(table[:2], {0: "moon", 1: "star"}, {0: "night", 1: "sky"}, [0, 1])
+        v = await bob.wait_view(lambda v: v.round == 2 and v.phase == "choose")
+        await bob.choose(next(c.index for c in v.cards if not c.used))
+        await ann.wait_view(lambda v: v.phase == "spell")
+        assert ann.view is not None and ann.view.game_id is not None
+    log = read_log(server.replays / f"{ann.view.game_id}.jsonl")
+    flips = [
+        (r.type, r.data.get("connected"))
+        for r in log.records
+        if r.type == "round_started" or (r.type == "presence_changed" and r.data["seat"] == 2)
+    ]
+    first = [("round_started", None)] + [("presence_changed", k % 2 == 1) for k in range(budget)]
+    assert flips[: budget + 1] == first
+    assert flips[budget + 1 :] == [("round_started", None), ("presence_changed", False)]
