@@ -57,7 +57,7 @@ class FrameCounter:
     def __init__(self) -> None:
         self._in_request = True  #: still reading the HTTP upgrade request
         self._tail = b""  #: the request's last bytes so far (its end may straddle two chunks)
-        #: The server has sent the reply that accepts the upgrade (``accepted``): a client may
+        #: The server has sent the reply that accepts the upgrade (``sent``): a client may
         #: send frames only from then on (RFC 6455 section 4.1), and the library reads them only
         #: from then on (what comes before is dropped): so the counter starts there too.
         self.replied = False

@@ -220,8 +220,8 @@ class Room:
         self._presence: dict[int, bool] = {}
         #: The deal under way, between the host's start and the game (None otherwise).
         self._dealing: Dealing | None = None
-        #: Game actions each seat has had logged this round (round number, seat -> count): a
-        #: cap on them bounds what one member can add to the log (``max_actions_per_round``).
+        #: Records each seat has had logged this round, by budget: (round number, (seat,
+        #: budget) -> count); see ``_budget``.
         self._acted: tuple[int, dict[tuple[int, Budget], int]] = (0, {})
         #: Seats whose coming or going went unlogged for their budget: logged at the next round.
         self._presence_owed: set[int] = set()
@@ -853,16 +853,7 @@ class Room:
         ``too_many_actions`` when not); returns what counts it once it was logged. The budgets
         bound what one member can add to a game's log (``max_actions_per_round`` for its actions
         and, apart, its comings and goings; ``max_changes_per_round`` for its changes)."""
-        assert self.game is not None
-        number = self.game.round.number if self.game.round is not None else 0
-        if self._acted[0] != number:
-            self._acted = (number, {})
-            roster = self._roster()
-            for owed in self._presence_owed:  # the log catches up with who is here now
-                pid = roster.ids[owed] if owed < len(roster.ids) else None
-                self._presence[owed] = pid is not None and pid in self.conns
-            self._presence_owed.clear()
-        acted = self._acted[1]
+        acted = self._this_round()
         key: tuple[int, Budget] = (seat, kind)
         limit = (
             self.config.max_changes_per_round
@@ -885,6 +876,20 @@ class Room:
             acted[key] = acted.get(key, 0) + 1
 
         return charge
+
+    def _this_round(self) -> dict[tuple[int, Budget], int]:
+        """This round's counts; a new round starts them afresh, and the log then catches up
+        with the comings and goings its budget left unlogged (who is here now)."""
+        assert self.game is not None
+        number = self.game.round.number if self.game.round is not None else 0
+        if self._acted[0] != number:
+            self._acted = (number, {})
+            roster = self._roster()
+            for owed in self._presence_owed:
+                pid = roster.ids[owed] if owed < len(roster.ids) else None
+                self._presence[owed] = pid is not None and pid in self.conns
+            self._presence_owed.clear()
+        return self._acted[1]
 
     async def _execute(self, command: cmd.AnyCommand) -> bool:
         """Decide and commit ``command``; True if it logged anything."""
