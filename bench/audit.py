@@ -53,7 +53,7 @@ except ImportError:  # run with a python that lacks the project's packages: use 
 from loadlib.auditlog import BUSY, LONGEST, START, GameLog, bare_fold, play_game, write_log  # noqa: E402
 
 from conjure.server.audit_verify import audit  # noqa: E402
-from conjure.server.logstore import read_log  # noqa: E402
+from conjure.server.logformat import read_log  # noqa: E402
 from conjure.server.redecide import redecide  # noqa: E402
 
 TARGET = 50_000  #: events per second re-decided (printed, not asserted)

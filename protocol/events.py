@@ -106,7 +106,7 @@ class GameSetup(FrozenStruct):
     house_rules: tuple[str, ...] = ()
     #: The seeded deal the cards came from (None: the cards were given, as in tests and v1).
     deal: DealRecord | None = None
-    #: The log's record format (server.logstore.LOG_FORMAT): 2 from the logs whose batches carry
+    #: The log's record format (server.logformat.LOG_FORMAT): 2 from the logs whose batches carry
     #: their commands; 1 before.
     log_format: int = 1
 

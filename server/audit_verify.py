@@ -7,7 +7,7 @@ the state the round closed on, the engine's own score of it and what the log rec
 
 Order of the checks:
 
-1. **Chain** (``server.logstore.read_log``): every record's hash, ``seq``, ``prev`` link and batch
+1. **Chain** (``server.logformat.read_log``): every record's hash, ``seq``, ``prev`` link and batch
    count. The first bad record is named by line and seq; a torn tail (what a crash in the middle
    of an append leaves) is reported as such. After corruption only the verified prefix is used.
 2. **Receipts**: each ``(seq, hash)`` a client kept must lie on the chain. One that does not
@@ -42,7 +42,7 @@ from conjure.protocol.events import RULES_VERSION
 from conjure.protocol.statedir import RECEIPTS_DIR, receipt_file_name
 from conjure.protocol.wording import signed
 from conjure.protocol.words import word_fingerprint
-from conjure.server.logstore import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
+from conjure.server.logformat import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
 from conjure.server.redecide import redecide
 from conjure.server.rules.evolve import evolve
 from conjure.server.rules.legacy import upgrade

@@ -39,17 +39,15 @@ from conjure.protocol.events import (
 )
 from conjure.protocol.messages import Receipt, ResultView
 from conjure.server import results
-from conjure.server.logstore import (
+from conjure.server.logformat import (
     LOG_FORMAT,
     LogCorrupt,
     LogError,
     LogRecord,
-    LogWriter,
     first_record,
-    open_for_append,
     read_log,
-    recover_torn_tail,
 )
+from conjure.server.logstore import LogWriter, open_for_append, recover_torn_tail
 from conjure.server.redecide import redecide
 from conjure.server.rules.legality import first_illegal
 from conjure.server.rules.state import Game

@@ -4,7 +4,7 @@ A log of rules version 2 holds, on the first record of every batch, the command 
 batch (``LogRecord.cmd``). Folding the events alone would accept any events the engine can apply;
 deciding each command again accepts only the events the rules produce from it, in that state, at
 that time. The server's recovery and ``conjure replay`` both use this. Pure (no I/O): it reads
-records already verified by ``server.logstore.read_log``.
+records already verified by ``server.logformat.read_log``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import msgspec
 
 from conjure.protocol.errors import Refusal
 from conjure.protocol.events import EVENT_TYPES, Event, event_data, event_from_record, event_type
-from conjure.server.logstore import LogRecord
+from conjure.server.logformat import LogRecord
 from conjure.server.rules import commands as cmd
 from conjure.server.rules.decide import decide_and_trace
 from conjure.server.rules.state import Game

@@ -56,12 +56,8 @@ from conjure.server.lobby import (
     new_game_id,
     token_matches,
 )
-from conjure.server.logstore import (
-    LOG_FORMAT,
-    LogError,
-    LogFailure,
-    LogRecord,
-)
+from conjure.server.logformat import LOG_FORMAT, LogError, LogRecord
+from conjure.server.logstore import LogFailure
 from conjure.server.members import Members, Roster
 from conjure.server.patching import Frames, public_doc
 from conjure.server.roomio import GameLog, LogStore, Viewer

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import trio
 
 from conjure.protocol.messages import ServerMsg
-from conjure.server.logstore import LogRecord, open_writer, reopen_after_failure
+from conjure.server.logformat import LogRecord
+from conjure.server.logstore import open_writer, reopen_after_failure
 
 if TYPE_CHECKING:
     from conjure.server.patching import Sent

@@ -16,7 +16,8 @@ from typing import Any
 import trio
 
 from conjure.protocol.events import Event, event_data, event_type
-from conjure.server.logstore import LogRecord, open_for_append
+from conjure.server.logformat import LogRecord
+from conjure.server.logstore import open_for_append
 from conjure.server.rules import commands as c
 from tests.rulestable import Table
 

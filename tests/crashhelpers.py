@@ -36,7 +36,7 @@ from conjure.protocol.commitment import commitment, new_nonce
 from conjure.protocol.deck import Card
 from conjure.protocol.events import GameEnded, event_from_record
 from conjure.protocol.messages import InLimits, RoomSettings, View
-from conjure.server.logstore import LogReadResult, read_log
+from conjure.server.logformat import LogReadResult, read_log
 from conjure.server.rules import fold
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,7 +23,7 @@ from conjure.protocol.statedir import (
     receipt_file_name,
 )
 from conjure.server.audit_verify import Audit, Receipt, Unusable, audit
-from conjure.server.logstore import LogRecord, read_log
+from conjure.server.logformat import LogRecord, read_log
 from tests.auditlogs import (
     SAMPLE_CASES,
     SAMPLE_SCORES,

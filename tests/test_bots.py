@@ -29,7 +29,7 @@ from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.events import event_from_record
 from conjure.protocol.words import contains_written
-from conjure.server.logstore import read_log
+from conjure.server.logformat import read_log
 from conjure.server.rules import fold
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ from conjure.protocol.deal import combined_seed, commitment_of, seeded_deal, shu
 from conjure.protocol.deck import Card
 from conjure.protocol.events import DealRecord
 from conjure.protocol.messages import RoomSettings
-from conjure.server.logstore import GENESIS, build_record, encode_record, read_log
+from conjure.server.logformat import GENESIS, build_record, encode_record, read_log
 from conjure.server.redecide import redecide
 
 CARDS = [Card(text=f"Category {i}", stars=1 + i % 3) for i in range(12)]

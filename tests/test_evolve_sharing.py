@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conjure.server.audit_verify import audit
-from conjure.server.logstore import encode_record
+from conjure.server.logformat import encode_record
 from conjure.server.rules import evolve, fold
 from tests.test_redecide import random_game, records_of
 

@@ -14,7 +14,8 @@ import trio
 
 from conjure.server import fssync, groupsync
 from conjure.server.groupsync import AppendFailed, group_sync
-from conjure.server.logstore import open_for_append, read_log
+from conjure.server.logformat import read_log
+from conjure.server.logstore import open_for_append
 
 
 @pytest.fixture(autouse=True)

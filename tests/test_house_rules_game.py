@@ -11,7 +11,7 @@ from conjure.client.cli import main
 from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.messages import RoomSettings
-from conjure.server.logstore import read_log
+from conjure.server.logformat import read_log
 
 NAMES = ["Ann", "Bob", "Cy", "Dee"]
 

@@ -14,24 +14,26 @@ import trio
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conjure.server import groupsync, logstore
-from conjure.server.logstore import (
+from conjure.server import groupsync, logformat, logstore
+from conjure.server.logformat import (
     DOMAIN_TAG,
     GENESIS,
     LogCorrupt,
     LogError,
-    LogFailure,
-    LogLocked,
     LogRecord,
     build_record,
     canonical,
     chain_hash,
     encode_record,
+    read_log,
+    verify_receipt,
+)
+from conjure.server.logstore import (
+    LogFailure,
+    LogLocked,
     open_for_append,
     open_writer,
-    read_log,
     recover_torn_tail,
-    verify_receipt,
 )
 
 TS = 1767225600.0
@@ -876,19 +878,19 @@ def test_damage_spanning_several_tail_lines_is_torn_unless_a_sound_line_follows(
 
 
 def test_a_line_longer_than_the_limit_is_damage(log_path: Path) -> None:
-    long = b"x" * (logstore.MAX_LINE_BYTES + 10)
+    long = b"x" * (logformat.MAX_LINE_BYTES + 10)
     log_path.write_bytes(BLOB + long + b"\n")
     result = read_log(log_path)
     assert result.records == CHAIN and result.valid_end == len(BLOB)
     assert result.torn_reason == (
-        f"line 9 (seq 8): line longer than {logstore.MAX_LINE_BYTES} bytes (no record is that long)"
+        f"line 9 (seq 8): line longer than {logformat.MAX_LINE_BYTES} bytes (no record is that long)"
     )
     assert result.tail == long + b"\n"
     # A sound record after it, on its own line or at the end of the long line: corruption.
     for after in (b"\n" + LINES[3], LINES[3]):
         expect_corrupt(log_path, b"".join(LINES[:-1]) + long + after, 7, "line longer than")
     # Exactly the limit is still a line (and this one is merely not JSON).
-    log_path.write_bytes(BLOB + b"x" * logstore.MAX_LINE_BYTES + b"\n")
+    log_path.write_bytes(BLOB + b"x" * logformat.MAX_LINE_BYTES + b"\n")
     assert read_log(log_path).torn_reason == "line 9 (seq 8): not valid JSON"
 
 
@@ -927,7 +929,7 @@ def test_first_record_reads_one_bounded_line(log_path: Path) -> None:
         log_path.write_bytes(data)
         fd = os.open(log_path, os.O_RDONLY)
         try:
-            return logstore.first_record(fd)
+            return logformat.first_record(fd)
         finally:
             os.close(fd)
 
@@ -935,7 +937,7 @@ def test_first_record_reads_one_bounded_line(log_path: Path) -> None:
     assert first(LINES[0][:-1]) == (CHAIN[0], "")  # a crash in the first append
     assert first(b"") == (None, "the file is empty")
     assert first(LINES[1]) == (None, "its seq is 1, not 0")
-    assert first(b"x" * (2 * logstore.MAX_LINE_BYTES))[1].startswith("line longer than")
+    assert first(b"x" * (2 * logformat.MAX_LINE_BYTES))[1].startswith("line longer than")
     assert first(b"\x00junk\n" + BLOB) == (None, "not valid JSON")
 
 

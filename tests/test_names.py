@@ -12,6 +12,8 @@ import unicodedata
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from wsclient import open_client
 
 from conjure.client.session import Session
@@ -113,6 +115,17 @@ def test_escaping_keeps_json_valid_and_newlines_when_asked() -> None:
     assert escaped == "Bob\\u001b[31m\\u202e\\udb40\\udc41\n"
     assert json.loads(json.dumps("x")[:-1] + escaped.strip() + '"') == "x" + text.strip()
     assert escape_unshown("plain ❤ text") == "plain ❤ text"
+
+
+@given(
+    st.text(st.sampled_from("ab\n\t\x1b\x7f\u202e\u061c\u00e9\U000e0041 ]\\^-")),
+    st.text(st.sampled_from("\n\t]\\^-a"), max_size=3),
+)
+def test_escaping_escapes_every_unshown_character_but_the_kept_ones(text: str, keep: str) -> None:
+    """Cutting a report at its newlines first is only quicker: each character is escaped
+    exactly when it is unshown and not kept, whatever the kept characters are."""
+    each = "".join(ch if ch in keep else escape_unshown(ch) for ch in text)
+    assert escape_unshown(text, keep=keep) == each
 
 
 def test_words_use_the_same_rule() -> None:

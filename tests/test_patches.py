@@ -29,7 +29,7 @@ from conjure.protocol import messages as m
 from conjure.protocol.events import event_from_record
 from conjure.protocol.patch import FEATURE, PatchError, apply, diff
 from conjure.server import results as results_mod
-from conjure.server.logstore import read_log
+from conjure.server.logformat import read_log
 from conjure.server.patching import Frames, Sent, public_doc
 from conjure.server.room import settings_of
 from conjure.server.rules import evolve

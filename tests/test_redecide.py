@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from conjure.client.cli import main
 from conjure.protocol.deck import Card
 from conjure.protocol.words import MAX_WORD_LENGTH
-from conjure.server.logstore import GENESIS, build_record, read_log
+from conjure.server.logformat import GENESIS, build_record, read_log
 from conjure.server.redecide import redecide
 from conjure.server.rules import Refusal, decide, fold
 from conjure.server.rules import commands as c

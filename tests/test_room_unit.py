@@ -21,7 +21,8 @@ from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.messages import RoomSettings
 from conjure.server.config import ServerConfig
-from conjure.server.logstore import GENESIS, LogFailure, LogRecord, build_record
+from conjure.server.logformat import GENESIS, LogRecord, build_record
+from conjure.server.logstore import LogFailure
 from conjure.server.room import LOG_BACK, LOG_STALLED, Request, Room, Stop
 
 CARDS = [Card(text=f"Category {i}", stars=1 + i % 3) for i in range(12)]

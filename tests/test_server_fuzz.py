@@ -46,7 +46,7 @@ from wsclient import Client, open_client
 from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.messages import MAX_FRAME_BYTES, InLimits, RoomSettings, client_decoder
-from conjure.server.logstore import read_log
+from conjure.server.logformat import read_log
 from conjure.server.room import to_command
 from conjure.server.rules import Refusal, decide
 

@@ -22,7 +22,7 @@ from conjure.protocol.events import (
     event_from_record,
 )
 from conjure.protocol.messages import RoomSettings
-from conjure.server.logstore import read_log
+from conjure.server.logformat import read_log
 from conjure.server.rules import fold
 
 

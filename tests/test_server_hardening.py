@@ -23,7 +23,7 @@ import trio
 from conjure.protocol import messages as m
 from conjure.protocol.events import event_from_record
 from conjure.protocol.messages import InLimits, RoomSettings
-from conjure.server.logstore import read_log
+from conjure.server.logformat import read_log
 from tests.clienthelpers import wait_until
 from tests.wsclient import connect_from, open_client, open_table
 

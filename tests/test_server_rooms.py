@@ -17,7 +17,8 @@ from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.events import event_from_record
 from conjure.protocol.messages import InLimits, RoomSettings
-from conjure.server.logstore import LogFailure, read_log
+from conjure.server.logformat import read_log
+from conjure.server.logstore import LogFailure
 from conjure.server.rules import fold
 
 

@@ -30,16 +30,18 @@ from conjure.protocol.deck import Card
 from conjure.protocol.events import RULES_VERSION, Limits, SpellWritten
 from conjure.protocol.words import MAX_WORD_LENGTH
 from conjure.server.app import banner
-from conjure.server.logstore import (
+from conjure.server.logformat import (
     GENESIS,
     MAX_LINE_BYTES,
     LogError,
-    LogFailure,
     build_record,
     encode_record,
+    read_log,
+)
+from conjure.server.logstore import (
+    LogFailure,
     open_for_append,
     open_writer,
-    read_log,
     reopen_after_failure,
     reopen_writer,
 )

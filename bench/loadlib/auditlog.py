@@ -39,7 +39,8 @@ from conjure.protocol.deck import default_deck
 from conjure.protocol.errors import Refusal
 from conjure.protocol.events import COLOURS, RULE_TEXT, event_data, event_type
 from conjure.protocol.words import word_fingerprint
-from conjure.server.logstore import LOG_FORMAT, LogRecord, open_for_append
+from conjure.server.logformat import LOG_FORMAT, LogRecord
+from conjure.server.logstore import open_for_append
 from conjure.server.rules import commands as cmd
 from conjure.server.rules.decide import MAX_PROPOSALS_PER_PLAYER, decide_and_fold
 from conjure.server.rules.evolve import evolve
