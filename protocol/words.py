@@ -47,6 +47,7 @@ import unicodedata
 from dataclasses import dataclass
 from importlib import resources
 
+from conjure.protocol.lemmas import installed_version, noun_lemmas
 from conjure.protocol.text import has_visible, unshown_problem
 
 __all__ = [
@@ -116,12 +117,12 @@ class WordData:
 def parse_word_data(text: str) -> WordData:
     """Parse the data file's text (see `protocol/databuild/build_wordforms.py` for the format)."""
     sections: dict[str, list[str]] = {}
-    current: list[str] = []
-    for line in text.splitlines():
-        if line.startswith("[") and line.endswith("]"):
-            current = sections.setdefault(line[1:-1], [])
-        elif line and not line.startswith("#"):
-            current.append(line)
+    # Cut at the section lines, then split each section at once: a loop over the file's 150,000
+    # lines was most of the first comparison's wait.
+    for part in ("\n" + text.replace("\r\n", "\n")).split("\n[")[1:]:
+        name, _, body = part.partition("]\n")
+        lines = sections.setdefault(name.removesuffix("]"), [])
+        lines += [line for line in body.split("\n") if line and not line.startswith("#")]
     exceptions: dict[str, tuple[str, ...]] = {}
     for line in sections.get("exceptions", []):
         form, *bases = line.split("\t")
@@ -149,14 +150,11 @@ def word_fingerprint() -> str:
     comparison's own version, hashed. Logged with each game so an audit under other word data says
     so instead of silently scoring differently."""
     import hashlib
-    from importlib.metadata import PackageNotFoundError, version
 
     h = hashlib.sha256(f"conjure-words-{WORDS_ALGORITHM}\x00".encode())
     h.update(resources.files("conjure.protocol.data").joinpath(DATA_FILE).read_bytes())
-    try:
-        h.update(f"\x00lemminflect {version('lemminflect')}".encode())
-    except PackageNotFoundError:  # pragma: no cover - a dependency
-        h.update(b"\x00lemminflect ?")
+    # The lemma table (protocol.lemmas) is not hashed: it only caches this version's answers.
+    h.update(f"\x00lemminflect {installed_version() or '?'}".encode())
     return "sha256:" + h.hexdigest()[:32]
 
 
@@ -166,14 +164,6 @@ def word_data() -> WordData:
     resource = resources.files("conjure.protocol.data").joinpath(DATA_FILE)
     with resource.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as handle:
         return parse_word_data(handle.read())
-
-
-@functools.lru_cache(maxsize=8192)
-def _lemminflect_lemmas(token: str, *, guess: bool) -> tuple[str, ...]:
-    """lemminflect's noun lemmas; ``guess`` allows its out-of-vocabulary rules."""
-    from lemminflect import getLemma  # imported lazily: it costs ~0.1 s
-
-    return tuple(getLemma(token, upos="NOUN", lemmatize_oov=guess))
 
 
 # ---------------------------------------------------------------------------------------
@@ -227,7 +217,7 @@ def _bare_s_allowed(subject: str, last: str, data: WordData) -> bool:
     bare = subject[:-1]
     if bare in data.exceptions.get(subject, ()):
         return True
-    known = _lemminflect_lemmas(last, guess=False)
+    known = noun_lemmas(last, guess=False)
     if last[:-1] not in known:
         return False
     if last not in known:
@@ -243,7 +233,7 @@ def _token_candidates(token: str) -> frozenset[str]:
     data = word_data()
     forms = {token, *data.exceptions.get(token, ())}
     forms |= _morphy_candidates(token, data)
-    forms.update(_lemminflect_lemmas(token, guess=True))
+    forms.update(noun_lemmas(token, guess=True))
     return frozenset(forms)
 
 
