@@ -145,3 +145,12 @@ def noun_lemmas(token: str, *, guess: bool) -> tuple[str, ...]:
     from lemminflect import getLemma  # imported lazily: with its first answer, ~0.3 s
 
     return tuple(getLemma(token, upos="NOUN", lemmatize_oov=guess))
+
+
+def warm_up() -> None:
+    """Load the table and lemminflect's dictionary now: a server does, off its event loop, so
+    that no room waits for them on a word the table lacks."""
+    packaged_table()
+    from lemminflect import getLemma
+
+    getLemma("starships", upos="NOUN")

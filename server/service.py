@@ -585,9 +585,10 @@ def _readable(exc: msgspec.ValidationError) -> str:
 
 def warm_up_words() -> None:
     """Load word and name data now, rather than on a room's first use of it."""
-    from conjure.protocol import names
+    from conjure.protocol import lemmas, names
     from conjure.protocol.words import contains_written, same_word
 
     same_word("rockets", "rocket")
     contains_written("fire trucks", "truck")
+    lemmas.warm_up()  # lemminflect too, for the words the table lacks
     names.warm_up()

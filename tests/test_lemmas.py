@@ -115,3 +115,13 @@ def test_comparing_known_words_does_not_load_lemminflect() -> None:
         "assert 'lemminflect' not in sys.modules, 'lemminflect was loaded'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_server_loads_lemminflect_before_a_room_meets_a_word_the_table_lacks() -> None:
+    code = (
+        "import sys; from conjure.server.service import warm_up_words; warm_up_words(); "
+        "assert 'lemminflect' in sys.modules; "
+        "from conjure.protocol.lemmas import packaged_table; "
+        "assert packaged_table.cache_info().currsize == 1"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
