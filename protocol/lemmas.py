@@ -101,7 +101,11 @@ def parse(text: str) -> tuple[str, LemmaTable]:
         blocks[name] = [line for line in body.split("\n") if line]
 
     def pairs(name: str) -> dict[str, str]:
-        return dict(line.partition("\t")[::2] for line in blocks.get(name, []))
+        found: dict[str, str] = {}
+        for line in blocks.get(name, []):
+            token, _, lemmas = line.partition("\t")
+            found[token] = lemmas
+        return found
 
     table = LemmaTable(
         same=frozenset(blocks.get(SAME, [])),

@@ -57,7 +57,7 @@ def answers(words: set[str]) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Build the table of lemminflect's noun lemmas.")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     version = lemmas.installed_version()
