@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -30,23 +31,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 def version() -> str:
     """The installed distribution's version: pyproject.toml's ``version``, read back from the
     package metadata so that it is stated in one place."""
-    import importlib.metadata  # only when asked: reading the metadata is a tenth of a replay
-
     try:
         return importlib.metadata.version("conjure")
     except importlib.metadata.PackageNotFoundError:
         return "unknown (not installed: pip install -e .)"
-
-
-class _Version(argparse.Action):
-    """``--version``, with the version looked up only when it is asked for."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
-
-    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        print(f"conjure {version()}")
-        parser.exit()
 
 
 def _available() -> dict[str, tuple[str, str]]:
@@ -62,7 +50,7 @@ def build_parser(available: dict[str, tuple[str, str]], command: str | None = No
         prog="conjure",
         description="Conjure: the party game of summoning words, over the network.",
     )
-    parser.add_argument("--version", action=_Version, help="show the version and exit")
+    parser.add_argument("--version", action="version", version=f"conjure {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module, help_) in available.items():
         sp = sub.add_parser(name, help=help_, description=help_)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import zlib
 from dataclasses import dataclass
 from importlib import resources
 
@@ -131,11 +132,19 @@ def packaged_table() -> LemmaTable | None:
     """The shipped table, if it was built with the installed lemminflect (else None)."""
     resource = resources.files("conjure.protocol.data").joinpath(TABLE_FILE)
     try:
-        data = resource.read_bytes()
-    except FileNotFoundError:
+        return read_table(resource.read_bytes(), installed_version())
+    except OSError:  # missing or unreadable: it is only a cache
         return None
-    version, table = parse(gzip.decompress(data).decode("utf-8"))
-    return table if version and version == installed_version() else None
+
+
+def read_table(data: bytes, version: str | None) -> LemmaTable | None:
+    """The table in a table file's bytes if it was built with lemminflect ``version``; None if it
+    was not, or if the file is damaged (it is only a cache: lemminflect answers instead)."""
+    try:
+        built_with, table = parse(gzip.decompress(data).decode("utf-8"))
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError):
+        return None
+    return table if built_with and built_with == version else None
 
 
 @functools.lru_cache(maxsize=8192)

@@ -213,7 +213,7 @@ def escape_unshown(text: str, *, keep: str = "") -> str:
     return "".join(_escape(ch) if is_unshown(ch) else ch for ch in text)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=8)
 def _splitter(keep: str) -> re.Pattern[str]:
     """Splits a text at each character of ``keep``, keeping them (at the odd indexes)."""
     return re.compile("([" + re.escape(keep) + "])")

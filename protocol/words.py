@@ -117,12 +117,12 @@ class WordData:
 def parse_word_data(text: str) -> WordData:
     """Parse the data file's text (see `protocol/databuild/build_wordforms.py` for the format)."""
     sections: dict[str, list[str]] = {}
-    # Cut at the section lines, then split each section at once: a loop over the file's 150,000
-    # lines was most of the first comparison's wait.
-    for part in ("\n" + text.replace("\r\n", "\n")).split("\n[")[1:]:
-        name, _, body = part.partition("]\n")
-        lines = sections.setdefault(name.removesuffix("]"), [])
-        lines += [line for line in body.split("\n") if line and not line.startswith("#")]
+    current: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("[") and line.endswith("]"):
+            current = sections.setdefault(line[1:-1], [])
+        elif line and not line.startswith("#"):
+            current.append(line)
     exceptions: dict[str, tuple[str, ...]] = {}
     for line in sections.get("exceptions", []):
         form, *bases = line.split("\t")

@@ -14,10 +14,9 @@ Logs are read line by line (``read_log``), never whole: a line longer than ``MAX
 damage, so memory is bounded by that, not by the file.
 
 Why a module of its own: reading and checking a log needs no event loop and writes nothing, so
-``conjure replay`` (the audit) and the recovery's first look at a file start without Trio, whose
-import is a tenth of a replay's time. Writing, and moving a torn tail aside, are
-``server.logstore``'s. ``read_log`` and ``first_record`` block; call them from Trio through
-``trio.to_thread.run_sync``.
+``conjure replay`` (the audit) starts without Trio, whose import was a tenth of a replay's time.
+Writing, and moving a torn tail aside, are ``server.logstore``'s. ``read_log`` and
+``first_record`` block; call them from Trio through ``trio.to_thread.run_sync``.
 """
 
 from __future__ import annotations
@@ -51,8 +50,9 @@ __all__ = [
     "verify_receipt",
 ]
 
-#: The record format this module writes: 2 adds ``cmd`` (each batch's command) to the first record
-#: of a batch; a log names its format in ``game_started.log_format`` (absent: 1).
+#: The record format the server writes (``server.logstore``): 2 adds ``cmd`` (each batch's
+#: command) to the first record of a batch; a log names its format in ``game_started.log_format``
+#: (absent: 1).
 LOG_FORMAT = 2
 #: Prefixed to every hash input so a log hash can never be confused with another SHA-256 use.
 DOMAIN_TAG = b"conjure-log-v1\x00"

@@ -81,6 +81,21 @@ def test_a_table_built_with_another_lemminflect_is_not_used(
     assert lemmas.packaged_table.__wrapped__() is None
 
 
+@pytest.mark.parametrize("damage", ["cut", "garbage", "not gzip", "not utf-8", "empty"])
+def test_a_damaged_table_is_not_used(damage: str) -> None:
+    data = resources.files("conjure.protocol.data").joinpath(lemmas.TABLE_FILE).read_bytes()
+    version = lemmas.installed_version()
+    assert lemmas.read_table(data, version) is not None
+    damaged = {
+        "cut": data[: len(data) // 2],
+        "garbage": data[:40] + bytes(range(256)) * 4 + data[40:],
+        "not gzip": b"# lemminflect " + str(version).encode() + b"\n[same]\nrocket\n",
+        "not utf-8": gzip.compress(b"# lemminflect 0.2.3\n[same]\n\xff\xfe\n"),
+        "empty": b"",
+    }[damage]
+    assert lemmas.read_table(damaged, version) is None
+
+
 @given(st.dictionaries(TOKENS, st.tuples(LEMMAS, LEMMAS), max_size=20), TOKENS)
 def test_a_rendered_table_reads_back_as_the_answers_it_was_given(
     given_answers: dict[str, tuple[list[str], list[str]]], other: str
