@@ -4,9 +4,10 @@ Why: every room appends to its own log and fsyncs it after each action. Writing 
 and handing each fsync to a worker with ``trio.to_thread.run_sync`` cost a syscall, a thread
 hand-off, a capacity limiter and a wake-up per append: with 300 rooms that was a fifth of the event
 loop's time (``bench/load.py``, README). Here the appends requested while earlier ones are in
-flight are queued and done as one batch by one worker from Trio's thread cache
-(``trio.lowlevel.start_thread_soon``), which wakes all its waiters with one call back into Trio.
-Up to ``MAX_FLUSHERS`` batches run at once, so a slow disk can still overlap batches.
+flight are queued, and a worker from Trio's thread cache (``trio.lowlevel.start_thread_soon``)
+takes all of them as one batch, wakes all their waiters with one call back into Trio, and goes on
+with the next batch, if any has queued, without waiting for Trio. Up to ``MAX_FLUSHERS`` workers
+drain at once, so a slow disk can still overlap batches.
 
 A batch writes each job and makes it durable. Four or more logs of one filesystem where
 ``server.fssync`` allows it are written, then share one ``syncfs(2)``; every other log is one
@@ -25,8 +26,8 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import threading
 import time
-from collections.abc import Callable
 from typing import Literal
 
 import outcome
@@ -35,7 +36,7 @@ from trio.lowlevel import Abort, RunVar, Task
 
 from conjure.server import fssync
 
-#: Worker batches in flight at once.
+#: Workers draining appends at once.
 MAX_FLUSHERS = 2
 #: The fewest logs of one device in a batch that share one ``syncfs`` instead of fsyncs each.
 SYNCFS_MIN_LOGS = 4
@@ -191,12 +192,21 @@ def _syncfs(fd: int, device: int, fsync_only: set[int]) -> bool:
 
 
 class GroupSync:
-    """The durable-append service of one Trio run (get it with :func:`group_sync`)."""
+    """The durable-append service of one Trio run (get it with :func:`group_sync`).
+
+    Its workers drain the queue: a worker takes every append waiting, makes them durable, hands
+    the outcomes back to Trio and, without waiting for Trio to run, takes whatever has arrived
+    since. Why: under load the event loop is busy, and a worker that had to wait for it to start
+    the next batch sat idle while appends queued behind it (500 paced rooms: appends waited
+    ~7 ms at the median for writes of ~0.5 ms; docs/PERFORMANCE.md).
+    """
 
     def __init__(self, token: trio.lowlevel.TrioToken) -> None:
         self._token = token
+        #: Guards ``_pending`` and ``_flushers``, which Trio's thread and the workers share.
+        self._lock = threading.Lock()
         self._pending: list[_Job] = []
-        self._flushers = 0
+        self._flushers = 0  #: workers draining now
         #: Devices whose ``syncfs`` was slow or refused: their logs are fsync'd one by one.
         self.fsync_only: set[int] = set()
 
@@ -208,46 +218,57 @@ class GroupSync:
         must be known. The caller keeps one append per fd in flight (``LogWriter`` holds a
         lock), so a file's appends stay in order.
         """
-        self._pending.append((fd, data, device, trio.lowlevel.current_task()))
-        if self._flushers < MAX_FLUSHERS:
+        with self._lock:
+            self._pending.append((fd, data, device, trio.lowlevel.current_task()))
+            start = self._flushers < MAX_FLUSHERS
+            if start:
+                self._flushers += 1
+        if start:
             self._start()
-        # Rescheduled by ``_done`` with this job's outcome (its error is raised here).
+        # Rescheduled by ``_wake`` with this job's outcome (its error is raised here).
         await trio.lowlevel.wait_task_rescheduled(_not_abortable)
 
     def _start(self) -> None:
-        jobs, self._pending = self._pending, []
-        self._flushers += 1
         try:
-            trio.lowlevel.start_thread_soon(
-                _flush_fn(jobs, self.fsync_only),
-                lambda res: self._token.run_sync_soon(self._done, jobs, res),
-            )
+            trio.lowlevel.start_thread_soon(self._drain, _after_drain)
         except Exception as exc:  # e.g. RuntimeError("can't start new thread")
-            # Fail this batch's appends, once their tasks are waiting (the caller of ``append``
-            # is not yet): a lost batch would leave rooms waiting for ever.
-            self._token.run_sync_soon(self._done, jobs, outcome.Error(exc))
+            with self._lock:
+                self._flushers -= 1
+                # With another worker still draining, it takes them; with none, they fail.
+                jobs, self._pending = ([], self._pending) if self._flushers else (self._pending, [])
+            # Woken once their tasks are waiting (the caller of ``append`` is not yet): a lost
+            # batch would leave rooms waiting for ever.
+            self._token.run_sync_soon(self._wake, jobs, [_worker_failed(exc) for _job in jobs])
 
-    def _done(self, jobs: list[_Job], res: outcome.Outcome) -> None:
-        """Back in Trio: wake every task of the batch with its own job's outcome."""
-        self._flushers -= 1
-        try:
-            results: list[outcome.Outcome] = res.unwrap()
-        except Exception as exc:  # the worker never ran, or the flush itself failed
-            results = [_worker_failed(exc) for _job in jobs]
+    def _drain(self) -> None:
+        """A worker: make every waiting append durable, batch after batch, until none waits."""
+        while True:
+            with self._lock:
+                jobs, self._pending = self._pending, []
+                if not jobs:
+                    self._flushers -= 1
+                    return
+            work = [(fd, data, device) for fd, data, device, _task in jobs]
+            try:
+                results = durable_appends(work, self.fsync_only)
+            except Exception as exc:  # a bug, not an I/O error (those are each job's outcome)
+                results = [_worker_failed(exc) for _job in jobs]
+            self._token.run_sync_soon(self._wake, jobs, results)
+
+    def _wake(self, jobs: list[_Job], results: list[outcome.Outcome]) -> None:
+        """Back in Trio: wake every task of a batch with its own job's outcome."""
         for (_fd, _data, _device, task), result in zip(jobs, results, strict=True):
             trio.lowlevel.reschedule(task, result)
-        if self._pending and self._flushers < MAX_FLUSHERS:
-            self._start()
+
+
+def _after_drain(result: outcome.Outcome) -> None:
+    """A worker's end, in its thread: it only returns once nothing waits, or the run is over
+    (``run_sync_soon`` refused: nobody is left to wake)."""
 
 
 def _worker_failed(exc: Exception) -> outcome.Outcome:
     error = OSError(errno.EAGAIN, f"no worker could run the append: {exc!r}")
     return outcome.Error(AppendFailed("worker", error))
-
-
-def _flush_fn(jobs: list[_Job], fsync_only: set[int]) -> Callable[[], list[outcome.Outcome]]:
-    work = [(fd, data, device) for fd, data, device, _task in jobs]
-    return lambda: durable_appends(work, fsync_only)
 
 
 def _not_abortable(_raise_cancel: object) -> Abort:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import outcome
 import pytest
 import trio
+import trio.testing
 
 from conjure.server import fssync, groupsync
 from conjure.server.groupsync import AppendFailed, group_sync
@@ -102,34 +105,111 @@ async def append_all(fds: list[int], device: Callable[[int], int | None]) -> dic
     return outcomes
 
 
+def held_workers(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], threading.Event]:
+    """Workers that start (each start counted) but wait for the event before they drain."""
+    starts: list[int] = []
+    go = threading.Event()
+    real_start = trio.lowlevel.start_thread_soon
+
+    def held_start(fn, deliver, name=None):  # type: ignore[no-untyped-def]
+        starts.append(1)
+
+        def held() -> object:
+            go.wait(10)
+            return fn()
+
+        return real_start(held, deliver, name)
+
+    monkeypatch.setattr(trio.lowlevel, "start_thread_soon", held_start)
+    return starts, go
+
+
+async def all_at_once(go: threading.Event, appends: list[Callable[[], Awaitable[object]]]) -> None:
+    """Run every append; let the workers go once all of them are queued."""
+
+    async def release() -> None:
+        await trio.testing.wait_all_tasks_blocked()
+        go.set()
+
+    async with trio.open_nursery() as nursery:
+        for append in appends:
+            nursery.start_soon(append)
+        nursery.start_soon(release)
+
+
 async def test_appends_that_arrive_together_share_hand_offs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fds = open_logs(tmp_path, 50)
-    starts: list[int] = []
     synced: list[int] = []
-    real_start, real_fsync = trio.lowlevel.start_thread_soon, os.fsync
-
-    def counting_start(fn, deliver, name=None):  # type: ignore[no-untyped-def]
-        starts.append(1)
-        return real_start(fn, deliver, name)
+    real_fsync = os.fsync
+    starts, go = held_workers(monkeypatch)
 
     def counting_fsync(fd: int) -> None:
         synced.append(fd)
         real_fsync(fd)
 
-    monkeypatch.setattr(trio.lowlevel, "start_thread_soon", counting_start)
     monkeypatch.setattr(os, "fsync", counting_fsync)
-    async with trio.open_nursery() as nursery:
-        for i, fd in enumerate(fds):
-            nursery.start_soon(group_sync().append, fd, f"record {i}\n".encode())
-    # Two batches start at once (MAX_FLUSHERS); the other 48 appends wait and go as one.
+    monkeypatch.setattr(groupsync, "RWF_DSYNC", None)  # every durable write is an fsync here
+    await all_at_once(
+        go,
+        [
+            functools.partial(group_sync().append, fd, f"record {i}\n".encode())
+            for i, fd in enumerate(fds)
+        ],
+    )
+    # Two workers start (MAX_FLUSHERS), whoever drains first takes all 50 as one batch.
     assert groupsync.MAX_FLUSHERS == 2
-    assert len(starts) == 3
+    assert len(starts) == 2
     assert sorted(synced) == sorted(fds)  # every append was fsync'd, once
     for i, fd in enumerate(fds):
         os.close(fd)
         assert (tmp_path / f"log{i}.jsonl").read_bytes() == f"record {i}\n".encode()
+
+
+async def test_a_worker_goes_on_with_appends_that_queued_while_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The appends that arrive during a batch are the worker's next batch: no new worker is
+    started for them, and no wait for Trio to start one."""
+    fds = open_logs(tmp_path, 12)
+    monkeypatch.setattr(groupsync, "MAX_FLUSHERS", 1)
+    monkeypatch.setattr(groupsync, "RWF_DSYNC", None)
+    starts: list[int] = []
+    batches: list[int] = []
+    writing, more_queued = threading.Event(), threading.Event()
+    real_start, real_durable = trio.lowlevel.start_thread_soon, groupsync.durable_appends
+
+    def counting_start(fn, deliver, name=None):  # type: ignore[no-untyped-def]
+        starts.append(1)
+        return real_start(fn, deliver, name)
+
+    def slow_durable(work, fsync_only=None):  # type: ignore[no-untyped-def]
+        batches.append(len(work))
+        if len(batches) == 1:
+            writing.set()
+            more_queued.wait(10)  # the rest arrive while the first batch is being written
+        return real_durable(work, fsync_only)
+
+    monkeypatch.setattr(trio.lowlevel, "start_thread_soon", counting_start)
+    monkeypatch.setattr(groupsync, "durable_appends", slow_durable)
+
+    async def the_rest() -> None:
+        await trio.to_thread.run_sync(writing.wait, 10)
+        async with trio.open_nursery() as nursery:
+            for fd in fds[1:]:
+                nursery.start_soon(group_sync().append, fd, b"later\n")
+            await trio.testing.wait_all_tasks_blocked()
+            more_queued.set()
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(group_sync().append, fds[0], b"first\n")
+            nursery.start_soon(the_rest)
+    assert starts == [1]  # (to_thread has its own threads, not counted here)
+    assert batches == [1, 11]
+    for fd in fds:
+        os.close(fd)
 
 
 async def test_a_failed_fsync_fails_only_its_own_append(
@@ -223,12 +303,18 @@ async def test_a_batch_of_logs_on_one_filesystem_shares_one_syncfs(
 ) -> None:
     fds = open_logs(tmp_path, 50)
     fsyncs, syncfss = counting(monkeypatch)
-    async with trio.open_nursery() as nursery:
-        for i, fd in enumerate(fds):
-            data = f"record {i}\n".encode()
-            nursery.start_soon(group_sync().append, fd, data, os.fstat(fd).st_dev)
-    # Two appends start a batch each, alone: fsync. The other 48 share one syncfs.
-    assert len(fsyncs) == 2 and len(syncfss) == 1
+    _starts, go = held_workers(monkeypatch)
+    await all_at_once(
+        go,
+        [
+            functools.partial(
+                group_sync().append, fd, f"record {i}\n".encode(), os.fstat(fd).st_dev
+            )
+            for i, fd in enumerate(fds)
+        ],
+    )
+    # One worker takes all 50 as one batch: they share one syncfs.
+    assert len(fsyncs) == 0 and len(syncfss) == 1
     for i, fd in enumerate(fds):
         os.close(fd)
         assert (tmp_path / f"log{i}.jsonl").read_bytes() == f"record {i}\n".encode()
@@ -319,10 +405,11 @@ async def test_log_writers_tell_the_workers_their_filesystem(
         pytest.skip("the temporary directory is not on ext4 or xfs")
     writers = [open_for_append(tmp_path / f"game{i}.jsonl") for i in range(6)]
     fsyncs, syncfss = counting(monkeypatch)
-    async with trio.open_nursery() as nursery:
-        for i, w in enumerate(writers):
-            nursery.start_soon(w.append, "note", {"i": i}, 1.0)
-    assert len(fsyncs) == 2 and len(syncfss) == 1  # two alone, four together
+    _starts, go = held_workers(monkeypatch)
+    await all_at_once(
+        go, [functools.partial(w.append, "note", {"i": i}, 1.0) for i, w in enumerate(writers)]
+    )
+    assert len(fsyncs) == 0 and len(syncfss) == 1  # six logs of one filesystem together
     for i, w in enumerate(writers):
         w.close()
         (record,) = read_log(tmp_path / f"game{i}.jsonl").records
