@@ -122,21 +122,25 @@ def test_a_table_cannot_hold_answers_that_differ_by_guessing_or_it_cannot_write(
     assert lemmas.noun_lemmas("s", guess=True) == ("",)  # so it is asked of lemminflect
 
 
+def in_a_fresh_process(*lines: str) -> None:
+    """Run the lines in a new interpreter (what it has imported is this test's question)."""
+    subprocess.run([sys.executable, "-c", "import sys\n" + "\n".join(lines)], check=True)
+
+
 def test_comparing_known_words_does_not_load_lemminflect() -> None:
-    code = (
-        "import sys; from conjure.protocol.words import same_word; "
-        "assert same_word('rockets', 'rocket') and not same_word('gas', 'ga'); "
-        "assert same_word('Geese', 'goose') and same_word('fire trucks', 'fire truck'); "
-        "assert 'lemminflect' not in sys.modules, 'lemminflect was loaded'"
+    in_a_fresh_process(
+        "from conjure.protocol.words import same_word",
+        "assert same_word('rockets', 'rocket') and not same_word('gas', 'ga')",
+        "assert same_word('Geese', 'goose') and same_word('fire trucks', 'fire truck')",
+        "assert 'lemminflect' not in sys.modules, 'lemminflect was loaded'",
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_a_server_loads_lemminflect_before_a_room_meets_a_word_the_table_lacks() -> None:
-    code = (
-        "import sys; from conjure.server.service import warm_up_words; warm_up_words(); "
-        "assert 'lemminflect' in sys.modules; "
-        "from conjure.protocol.lemmas import packaged_table; "
-        "assert packaged_table.cache_info().currsize == 1"
+    in_a_fresh_process(
+        "from conjure.server.service import warm_up_words",
+        "warm_up_words()",
+        "assert 'lemminflect' in sys.modules",
+        "from conjure.protocol.lemmas import packaged_table",
+        "assert packaged_table.cache_info().currsize == 1",
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
