@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import logging
 import os
 import threading
 import time
@@ -35,6 +36,8 @@ import trio
 from trio.lowlevel import Abort, RunVar, Task
 
 from conjure.server import fssync
+
+_LOG = logging.getLogger(__name__)
 
 #: Workers draining appends at once.
 MAX_FLUSHERS = 2
@@ -210,6 +213,9 @@ class GroupSync:
         #: Devices whose ``syncfs`` was slow or refused: their logs are fsync'd one by one.
         self.fsync_only: set[int] = set()
 
+    # No KeyboardInterrupt between queueing the job and waiting for it: a job whose task is not
+    # waiting, or a worker counted that never starts, would break the run or hang every append.
+    @trio.lowlevel.enable_ki_protection
     async def append(self, fd: int, data: bytes, device: int | None = None) -> None:
         """Write ``data`` to ``fd`` and make it durable in a worker; raises its ``AppendFailed``.
 
@@ -262,8 +268,11 @@ class GroupSync:
 
 
 def _after_drain(result: outcome.Outcome) -> None:
-    """A worker's end, in its thread: it only returns once nothing waits, or the run is over
-    (``run_sync_soon`` refused: nobody is left to wake)."""
+    """A worker's end, in its thread: it returns once nothing waits, or stops when the run is
+    over (``run_sync_soon`` refused: nobody is left to wake). Anything else is a bug that left
+    a batch's tasks unwoken: said loudly, never dropped."""
+    if isinstance(result, outcome.Error) and not isinstance(result.error, trio.RunFinishedError):
+        _LOG.critical("a durable-append worker failed", exc_info=result.error)
 
 
 def _worker_failed(exc: Exception) -> outcome.Outcome:

@@ -149,7 +149,15 @@ async def test_appends_that_arrive_together_share_hand_offs(
         synced.append(fd)
         real_fsync(fd)
 
+    batches: list[int] = []
+    real_durable = groupsync.durable_appends
+
+    def counting_durable(work, fsync_only=None):  # type: ignore[no-untyped-def]
+        batches.append(len(work))
+        return real_durable(work, fsync_only)
+
     monkeypatch.setattr(os, "fsync", counting_fsync)
+    monkeypatch.setattr(groupsync, "durable_appends", counting_durable)
     monkeypatch.setattr(groupsync, "RWF_DSYNC", None)  # every durable write is an fsync here
     await all_at_once(
         go,
@@ -161,6 +169,7 @@ async def test_appends_that_arrive_together_share_hand_offs(
     # Two workers start (MAX_FLUSHERS), whoever drains first takes all 50 as one batch.
     assert groupsync.MAX_FLUSHERS == 2
     assert len(starts) == 2
+    assert batches == [50]
     assert sorted(synced) == sorted(fds)  # every append was fsync'd, once
     for i, fd in enumerate(fds):
         os.close(fd)
@@ -210,6 +219,79 @@ async def test_a_worker_goes_on_with_appends_that_queued_while_it_wrote(
     assert batches == [1, 11]
     for fd in fds:
         os.close(fd)
+
+
+async def test_a_worker_that_cannot_start_leaves_its_appends_to_one_that_is_draining(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No second thread to be had: the append queued meanwhile is neither failed nor lost,
+    the worker already draining takes it."""
+    fds = open_logs(tmp_path, 2)
+    real_start, real_durable = trio.lowlevel.start_thread_soon, groupsync.durable_appends
+    starts: list[int] = []
+    batches: list[list[int]] = []
+    writing, release = threading.Event(), threading.Event()
+
+    def second_start_fails(fn, deliver, name=None):  # type: ignore[no-untyped-def]
+        starts.append(1)
+        if len(starts) == 2:
+            raise RuntimeError("can't start new thread")
+        return real_start(fn, deliver, name)
+
+    def held_first_batch(work, fsync_only=None):  # type: ignore[no-untyped-def]
+        batches.append([fd for fd, _data, _device in work])
+        if len(batches) == 1:
+            writing.set()
+            release.wait(10)
+        return real_durable(work, fsync_only)
+
+    monkeypatch.setattr(trio.lowlevel, "start_thread_soon", second_start_fails)
+    monkeypatch.setattr(groupsync, "durable_appends", held_first_batch)
+    outcomes: dict[int, str] = {}
+
+    async def append(fd: int) -> None:
+        try:
+            await group_sync().append(fd, b"x\n")
+            outcomes[fd] = "ok"
+        except AppendFailed as exc:
+            outcomes[fd] = exc.step
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(append, fds[0])
+            await trio.to_thread.run_sync(writing.wait, 10)
+            nursery.start_soon(append, fds[1])
+            await trio.testing.wait_all_tasks_blocked()
+            release.set()
+    assert len(starts) == 2
+    assert outcomes == {fds[0]: "ok", fds[1]: "ok"}
+    assert batches == [[fds[0]], [fds[1]]]
+    for fd in fds:
+        os.close(fd)
+
+
+async def test_a_worker_whose_batch_raises_fails_that_batch_and_the_service_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fds = open_logs(tmp_path, 2)
+    real_durable = groupsync.durable_appends
+    calls: list[int] = []
+
+    def first_batch_raises(work, fsync_only=None):  # type: ignore[no-untyped-def]
+        calls.append(len(work))
+        if len(calls) == 1:
+            raise ValueError("a bug, not an I/O error")
+        return real_durable(work, fsync_only)
+
+    monkeypatch.setattr(groupsync, "durable_appends", first_batch_raises)
+    with trio.fail_after(5):
+        with pytest.raises(AppendFailed) as info:
+            await group_sync().append(fds[0], b"lost\n")
+        assert info.value.step == "worker"
+        await group_sync().append(fds[1], b"kept\n")
+    for fd in fds:
+        os.close(fd)
+    assert (tmp_path / "log1.jsonl").read_bytes() == b"kept\n"
 
 
 async def test_a_failed_fsync_fails_only_its_own_append(
