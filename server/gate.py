@@ -52,10 +52,13 @@ class Bucket:
         self.tokens = self.burst
         self.stamp = now
 
-    def take(self, now: float) -> float:
-        """Take a token: 0.0 if there was one, else the seconds until there will be."""
+    def _refill(self, now: float) -> None:
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
+
+    def take(self, now: float) -> float:
+        """Take a token: 0.0 if there was one, else the seconds until there will be."""
+        self._refill(now)
         if self.tokens >= 1:
             self.tokens -= 1
             return 0.0
@@ -64,8 +67,8 @@ class Bucket:
     def spend(self, now: float, n: int) -> float:
         """Spend ``n`` tokens even into debt (they were used already): 0.0 if there were enough,
         else the seconds until the debt is paid."""
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate) - n
-        self.stamp = now
+        self._refill(now)
+        self.tokens -= n
         if self.tokens >= 0:
             return 0.0
         return -self.tokens / self.rate if self.rate > 0 else 1.0
