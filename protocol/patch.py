@@ -96,7 +96,10 @@ def apply(doc: Any, ops: list[Op]) -> Any:
             continue
         if not isinstance(path, str) or not path.startswith("/"):
             raise PatchError(f"not a JSON pointer: {path!r}")
-        *parents, last = [_untoken(t) for t in path[1:].split("/")]
+        parents = path[1:].split("/")
+        if "~" in path:  # only an escaped token changes when unescaped (RFC 6901)
+            parents = [_untoken(t) for t in parents]
+        last = parents.pop()
         target = doc
         try:
             for t in parents:
