@@ -3,7 +3,7 @@
 Each room has 6 players, each one WebSocket (raw trio-websocket) with two small tasks:
 
 * a reader that takes every frame as it arrives, stamps it with ``time.monotonic()``, lets the
-  room's other readers stamp theirs (``stamped``), decodes only the few fields the script needs
+  other readers woken with it stamp theirs (``stamped``), decodes only the few fields the script needs
   (msgspec skips the rest) and records, per room, when each update (by its receipt ``seq``)
   reached each player;
 * an actor that waits until the player may act, waits 0.5-1.5 s (paced) or not at all (flat),
@@ -41,11 +41,12 @@ from conjure.protocol.patch import apply
 convert = msgspec.convert
 
 #: Awaited by a reader right after it stamps a frame's arrival, before it decodes it. The six
-#: players of a room share one generator process, and their copies of an update arrive together:
-#: each reader yields once, so that all six stamp theirs before any decodes its own. Without it
-#: the last player's stamp waited for the other five to decode and apply theirs, which no real
-#: player's latency includes (at 300 paced rooms, about 0.4-0.5 ms of Conjure's p50, whose
-#: players apply patches, and nothing measurable of the baseline's; docs/PERFORMANCE.md).
+#: players of a room share one generator process with many other rooms' players, and their copies
+#: of an update arrive together: each reader yields once, so that every reader woken in the same
+#: scheduler pass stamps before any decodes. Without it a room's last stamp waited for the
+#: decoding (for Conjure, applying a patch) of every reader that ran before it, which no real
+#: player's latency includes (at 300 paced rooms, 0.3-0.6 ms of Conjure's p50 and 0-0.1 ms of
+#: the baseline's; docs/PERFORMANCE.md). Left out: the last player's own decoding.
 stamped = trio.lowlevel.cancel_shielded_checkpoint
 
 N = 6
