@@ -3,9 +3,9 @@
 Each room has 6 players, each one WebSocket (raw trio-websocket) with two small tasks:
 
 * a reader that takes every frame as it arrives, stamps it with ``time.monotonic()``, lets the
-  other readers woken with it stamp theirs (``stamped``), decodes only the few fields the script needs
-  (msgspec skips the rest) and records, per room, when each update (by its receipt ``seq``)
-  reached each player;
+  other readers woken with it stamp theirs (``stamped``), decodes only the few fields the script
+  needs (msgspec skips the rest) and records, per room, when each update (by its receipt
+  ``seq``) reached each player;
 * an actor that waits until the player may act, waits 0.5-1.5 s (paced) or not at all (flat),
   and sends one prebuilt frame.
 
