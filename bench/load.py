@@ -6,9 +6,11 @@
 
 For every (room count, mode) it starts a fresh server as its own process -- first the bare
 trio-websocket broadcast baseline (bench/loadlib/baseline_server.py: no rules, no log, ~1 KB
-updates), then the same broadcast on Node with ``ws`` (bench/loadlib/node_baseline/server.js, the
-peer runtime's baseline; skipped when node or npm is missing), then Conjure (``python -m
-conjure.client.cli serve --port 0 --replays <tmpdir>``, so every action is appended and fsync'd) --
+updates), then the same broadcast framing its own WebSocket frames on plain Trio streams
+(bench/loadlib/framed_server.py: what trio-websocket itself costs), then on Node with ``ws``
+(bench/loadlib/node_baseline/server.js, the peer runtime's baseline; skipped when node or npm is
+missing), then Conjure (``python -m conjure.client.cli serve --port 0 --replays <tmpdir>``, so
+every action is appended and fsync'd) --
 and drives the same game script against all of them from ``--procs`` generator processes (lean
 clients: raw trio-websocket + msgspec; see bench/loadlib/players.py). Before the first Node run,
 ``ws`` is installed with npm into build/node-baseline/ (reused while package.json and the lock are
@@ -71,6 +73,8 @@ from loadlib.serverproc import ServerProcess, pct  # noqa: E402
 
 HOST = "127.0.0.1"
 BASELINE = ROOT / "bench" / "loadlib" / "baseline_server.py"
+#: The same broadcast with its WebSocket framing owned (no trio-websocket): what the library costs.
+FRAMED = ROOT / "bench" / "loadlib" / "framed_server.py"
 NODE_SRC = ROOT / "bench" / "loadlib" / "node_baseline"
 #: Where npm installs the Node baseline's ``ws``: a cache under build/ (ignored), never NODE_SRC.
 NODE_DIR = ROOT / "build" / "node-baseline"
@@ -82,7 +86,7 @@ NPM_INSTALL = (
 )
 #: The servers a run can load, in the order they run; "both" is the older spelling of the first and
 #: last, kept for scripts that use it.
-TARGETS = ("baseline", "node", "conjure")
+TARGETS = ("baseline", "framed", "node", "conjure")
 # start, then per round: choose, 6 spells, mark, 6 commits, 6 reveals, 6 dones
 ACTIONS_PER_GAME = 1 + 6 * 26
 LAG_LIMIT_MS = 10.0  # generator event-loop lag (p99) above this: the generator was a bottleneck
@@ -181,7 +185,7 @@ def node_versions(argv: list[str]) -> str:
 
 
 class Server(ServerProcess):
-    """One of the servers a run loads (``kind``: conjure, baseline or node) on a free port."""
+    """One of the servers a run loads (``kind``: one of ``TARGETS``) on a free port."""
 
     def __init__(self, kind: str, replays: str, cmd: str | list[str] | None = None) -> None:
         py = str(VENV_PY) if VENV_PY.exists() else sys.executable
@@ -192,6 +196,9 @@ class Server(ServerProcess):
         elif kind == "node":
             if not base:
                 raise RuntimeError("the node server needs the command node_baseline() returns")
+            argv = [*base, "--host", HOST, "--port", "0"]
+        elif kind == "framed":
+            base = base or [py, str(FRAMED)]
             argv = [*base, "--host", HOST, "--port", "0"]
         else:
             base = base or [py, str(BASELINE)]
@@ -246,7 +253,9 @@ def run_one(kind: str, mode: str, rooms: int, args) -> dict:
         for i, n in enumerate(split):
             cfg = GenConfig(
                 proc=i,
-                kind="conjure" if kind == "conjure" else "baseline",  # node speaks the baseline's
+                kind="conjure"
+                if kind == "conjure"
+                else "baseline",  # the others speak its protocol
                 host=HOST,
                 port=server.port,
                 rooms=n,
@@ -525,9 +534,15 @@ def _rate(r: dict) -> float:
     return r["steady"] if r["mode"] == "flat" else r["overall"]
 
 
-#: (numerator, denominator) of the ratio table: Conjure against each baseline, and the two
-#: baselines against each other (Node's ws against trio-websocket).
-RATIO_PAIRS = (("conjure", "baseline"), ("conjure", "node"), ("node", "baseline"))
+#: (numerator, denominator) of the ratio table: Conjure against each baseline, and the other
+#: baselines against trio-websocket's (Node's ws; the same broadcast framing its own frames).
+RATIO_PAIRS = (
+    ("conjure", "baseline"),
+    ("conjure", "node"),
+    ("conjure", "framed"),
+    ("node", "baseline"),
+    ("framed", "baseline"),
+)
 RATIO_HEADER = (
     f"{'mode':<6} {'rooms':>5} {'ratio':<18} {'p50':>7} {'p99':>7} {'p99 cl':>7} {'act/s':>7}"
     f" {'ms/act':>7}"
@@ -647,7 +662,7 @@ def report(runs: list[dict], args) -> None:
     for (mode, rooms), both in pairs.items():
         c, b, nb = both.get("conjure"), both.get("baseline"), both.get("node")
         head = f"[{mode}, {rooms} rooms]"
-        for r in (b, nb, c):
+        for r in (b, both.get("framed"), nb, c):
             if r is None or "error" in r:
                 continue
             notes = bottlenecks(r)
@@ -715,8 +730,9 @@ def main(argv: list[str] | None = None) -> int:
         "--target",
         default="all",
         metavar="LIST",
-        help="which servers to load, a comma list of baseline, node and conjure (default all:"
-        " ratios need the baselines; 'both' is baseline,conjure); node is skipped, with a note,"
+        help="which servers to load, a comma list of baseline, framed, node and conjure (default"
+        " all: ratios need the baselines; 'both' is baseline,conjure; framed is the trio baseline"
+        " framing its own WebSocket frames, without trio-websocket); node is skipped, with a note,"
         " when node or npm is missing or ws cannot be installed",
     )
     ap.add_argument("--games", type=int, default=1, help="games each room plays in a row")

@@ -1,4 +1,5 @@
-"""bench/load.py's Node peer baseline speaks the trio baseline's protocol, frame for frame.
+"""bench/load.py's other baselines (Node's ws; the broadcast framing its own frames) speak the trio
+baseline's protocol, frame for frame.
 
 The server is set up the way the benchmark sets it up (``node_baseline``: ws installed with npm into
 build/node-baseline/, reused when already there) and started by the benchmark's ``Server`` on port 0.
@@ -41,6 +42,11 @@ def load() -> ModuleType:
     return _bench_load()
 
 
+def _python() -> list[str]:
+    venv = ROOT / ".venv" / "bin" / "python"
+    return [str(venv if venv.exists() else sys.executable)]
+
+
 def _server(load: ModuleType, kind: str, tmp: Path, cmd: list[str] | None) -> Iterator[int]:
     server = load.Server(kind, str(tmp), cmd)
     try:
@@ -56,6 +62,18 @@ def node_port(load: ModuleType, tmp_path: Path) -> Iterator[int]:
     except load.NodeUnavailable as exc:
         pytest.skip(f"the Node baseline cannot run here: {exc}")
     yield from _server(load, "node", tmp_path, argv)
+
+
+@pytest.fixture
+def framed_port(load: ModuleType, tmp_path: Path) -> Iterator[int]:
+    yield from _server(load, "framed", tmp_path, None)
+
+
+@pytest.fixture
+def direct_port(load: ModuleType, tmp_path: Path) -> Iterator[int]:
+    yield from _server(
+        load, "baseline", tmp_path, [*_python(), str(load.BASELINE), "--direct-send"]
+    )
 
 
 @pytest.fixture
@@ -94,3 +112,45 @@ async def test_node_baseline_numbers_each_action_and_sends_it_to_the_whole_room(
         assert a["seq"] == seq and a["a"] == {"seat": seq - 1, "n": 1, "act": "commit"}
         assert set(a["pad"]) == {"x"}
     assert node == await _exchange(baseline_port)  # byte for byte, padding included
+
+
+async def test_framed_baseline_is_the_trio_baseline_frame_for_frame(
+    framed_port: int, baseline_port: int
+) -> None:
+    assert await _exchange(framed_port) == await _exchange(baseline_port)
+
+
+async def test_direct_send_baseline_is_the_trio_baseline_frame_for_frame(
+    direct_port: int, baseline_port: int
+) -> None:
+    assert await _exchange(direct_port) == await _exchange(baseline_port)
+
+
+async def test_framed_baseline_answers_pings_and_joins_fragments(framed_port: int) -> None:
+    url = f"ws://127.0.0.1:{framed_port}/"
+    with trio.fail_after(10):
+        async with open_websocket_url(url) as ws:
+            await ws.ping(b"are you there")  # returns once the matching pong has come back
+            # a 70,000-byte join message: a 64-bit length in the frame header
+            await ws.send_message('{"room":"r9","seat":0,"x":"' + "y" * 70_000 + '"}')
+            assert json.loads(await ws.get_message()) == {"seq": 0, "members": 1}
+
+
+async def test_framed_baseline_drops_an_unmasked_client_frame(framed_port: int) -> None:
+    """RFC 6455 section 5.1: a server closes the connection on an unmasked client frame."""
+    stream = await trio.open_tcp_stream("127.0.0.1", framed_port)
+    with trio.fail_after(10):
+        await stream.send_all(
+            b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += await stream.receive_some(4096)
+        assert b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" in head  # RFC 6455 section 1.3's example
+        await stream.send_all(b"\x81\x05hello")  # text, no mask bit
+        rest = head.partition(b"\r\n\r\n")[2]
+        while chunk := await stream.receive_some(4096):
+            rest += chunk
+        assert rest == b""  # closed, nothing sent
+    await stream.aclose()

@@ -9,6 +9,11 @@ room) and sends ``{"seq": Q, "a": <the action as received>, "pad": "..."}``, abo
 member of the room, the sender included, one ``send_message`` after another. That is all: the
 cheapest correct room broadcast trio-websocket can do, to compare the real server against.
 SIGTERM / SIGINT stop it.
+
+``--direct-send`` (a diagnostic, not a baseline the benchmark runs): each update is written
+straight to the member's socket as the Conjure server writes its updates
+(``conjure.server.directsend``), and only reading is left to trio-websocket. Against
+``framed_server.py``, which owns reading too, it shows what trio-websocket's reading costs.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from functools import partial
 
 import msgspec
 import trio
-from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
+from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket, wrap_server_stream
+
+from conjure.server.directsend import FrameStream
 
 UPDATE_BYTES = 1024
 _HEAD = '{"seq":%d,"a":%s,"pad":"'
@@ -46,23 +53,29 @@ _join = msgspec.json.Decoder(Join)
 
 
 async def _broadcast(room: BaseRoom, frame: str) -> None:
-    for ws in list(room.members):
-        with contextlib.suppress(ConnectionClosed):
-            await ws.send_message(frame)
+    for ws, direct in list(room.members):
+        with contextlib.suppress(ConnectionClosed, trio.BrokenResourceError):
+            if direct is None or not direct.write(frame):
+                await ws.send_message(frame)
+            elif direct.owed:
+                await direct.flush()
 
 
-async def handler(rooms: dict[str, BaseRoom], request: WebSocketRequest) -> None:
+async def handler(
+    rooms: dict[str, BaseRoom], request: WebSocketRequest, direct: FrameStream | None = None
+) -> None:
     try:
         ws = await request.accept()
     except Exception:
         return
     room = None
+    member = (ws, direct)
     try:
         join = _join.decode(await ws.get_message())
         room = rooms.get(join.room)
         if room is None:
             room = rooms[join.room] = BaseRoom()
-        room.members.append(ws)
+        room.members.append(member)
         await _broadcast(room, f'{{"seq":0,"members":{len(room.members)}}}')
         while True:
             raw = await ws.get_message()
@@ -73,19 +86,35 @@ async def handler(rooms: dict[str, BaseRoom], request: WebSocketRequest) -> None
     finally:
         if room is not None:
             with contextlib.suppress(ValueError):
-                room.members.remove(ws)
+                room.members.remove(member)
             if not room.members:
                 rooms.pop(join.room, None)
 
 
-async def main(host: str, port: int) -> None:
+async def _direct(rooms: dict[str, BaseRoom], stream: trio.SocketStream) -> None:
+    """``--direct-send``: trio-websocket over a stream whose frames can also be written directly."""
+    direct = FrameStream(stream)
+    async with trio.open_nursery() as nursery:
+        request = await wrap_server_stream(nursery, direct)
+        await handler(rooms, request, direct)
+        nursery.cancel_scope.cancel()
+
+
+async def main(host: str, port: int, direct_send: bool = False) -> None:
     rooms: dict[str, BaseRoom] = {}
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
-            server = await nursery.start(
-                partial(serve_websocket, partial(handler, rooms), host, port, None)
-            )
-            print(f"listening on ws://{host}:{server.port}", flush=True)
+            if direct_send:
+                listeners = await nursery.start(
+                    partial(trio.serve_tcp, partial(_direct, rooms), port, host=host)
+                )
+                bound = listeners[0].socket.getsockname()[1]
+            else:
+                server = await nursery.start(
+                    partial(serve_websocket, partial(handler, rooms), host, port, None)
+                )
+                bound = server.port
+            print(f"listening on ws://{host}:{bound}", flush=True)
             async for _ in signals:
                 break
             nursery.cancel_scope.cancel()
@@ -95,6 +124,7 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0)
+    p.add_argument("--direct-send", action="store_true", help="see the module docstring")
     a = p.parse_args()
-    trio.run(main, a.host, a.port)
+    trio.run(main, a.host, a.port, a.direct_send)
     sys.exit(0)
