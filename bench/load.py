@@ -1,4 +1,4 @@
-"""Load benchmark: N rooms of 6 scripted players, over loopback, against the real server and a baseline.
+"""Load benchmark: N rooms of 6 scripted players, over loopback, against the real server and baselines.
 
     .venv/bin/python bench/load.py --quick                 # smoke run: 5 rooms, under a minute
     .venv/bin/python bench/load.py --rooms 300,500         # paced and flat out, 300 then 500 rooms
@@ -236,7 +236,9 @@ def run_one(kind: str, mode: str, rooms: int, args) -> dict:
     ctx = mp.get_context("spawn")
     ready_q, result_q, go = ctx.Queue(), ctx.Queue(), ctx.Event()
     procs: list = []
-    cmd = {"conjure": args.conjure_cmd, "node": args.node_argv}.get(kind, args.baseline_cmd)
+    cmd = {"conjure": args.conjure_cmd, "node": args.node_argv, "framed": None}.get(
+        kind, args.baseline_cmd
+    )
     server = Server(kind, tmp, cmd)
     out: dict = {
         "kind": kind,

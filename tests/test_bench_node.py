@@ -1,9 +1,10 @@
 """bench/load.py's other baselines (Node's ws; the broadcast framing its own frames) speak the trio
-baseline's protocol, frame for frame.
+baseline's protocol, message for message.
 
-The server is set up the way the benchmark sets it up (``node_baseline``: ws installed with npm into
-build/node-baseline/, reused when already there) and started by the benchmark's ``Server`` on port 0.
-Skipped, with the reason, when node or npm is missing or npm cannot install ws. No timing is asserted.
+Each server is started by the benchmark's ``Server`` on port 0; the Node one is set up the way the
+benchmark sets it up (``node_baseline``: ws installed with npm into build/node-baseline/, reused
+when already there), and its test is skipped, with the reason, when node or npm is missing or npm
+cannot install ws. No timing is asserted.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ async def test_node_baseline_numbers_each_action_and_sends_it_to_the_whole_room(
         assert a == b
         assert a["seq"] == seq and a["a"] == {"seat": seq - 1, "n": 1, "act": "commit"}
         assert set(a["pad"]) == {"x"}
-    assert node == await _exchange(baseline_port)  # byte for byte, padding included
+    assert node == await _exchange(baseline_port)  # message for message, padding included
 
 
 async def test_framed_baseline_is_the_trio_baseline_frame_for_frame(
@@ -126,7 +127,37 @@ async def test_direct_send_baseline_is_the_trio_baseline_frame_for_frame(
     assert await _exchange(direct_port) == await _exchange(baseline_port)
 
 
-async def test_framed_baseline_answers_pings_and_joins_fragments(framed_port: int) -> None:
+_OPENING = (
+    b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+)
+
+
+async def _raw_client(port: int) -> tuple[trio.SocketStream, bytes]:
+    """A TCP client past the opening handshake: the stream, and any bytes after the 101."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    await stream.send_all(_OPENING)
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += await stream.receive_some(4096)
+    assert b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" in head  # RFC 6455 section 1.3's example
+    return stream, head.partition(b"\r\n\r\n")[2]
+
+
+def _client_frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
+    """A masked client frame (short payloads only), mask 0x01020304."""
+    mask = bytes((1, 2, 3, 4))
+    body = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return bytes(((0x80 if fin else 0) | opcode, 0x80 | len(payload))) + mask + body
+
+
+async def _until_closed(stream: trio.SocketStream, got: bytes) -> bytes:
+    while chunk := await stream.receive_some(4096):
+        got += chunk
+    return got
+
+
+async def test_framed_baseline_answers_pings_and_long_messages(framed_port: int) -> None:
     url = f"ws://127.0.0.1:{framed_port}/"
     with trio.fail_after(10):
         async with open_websocket_url(url) as ws:
@@ -136,21 +167,42 @@ async def test_framed_baseline_answers_pings_and_joins_fragments(framed_port: in
             assert json.loads(await ws.get_message()) == {"seq": 0, "members": 1}
 
 
-async def test_framed_baseline_drops_an_unmasked_client_frame(framed_port: int) -> None:
-    """RFC 6455 section 5.1: a server closes the connection on an unmasked client frame."""
-    stream = await trio.open_tcp_stream("127.0.0.1", framed_port)
+async def test_framed_baseline_joins_fragments_around_a_ping(framed_port: int) -> None:
     with trio.fail_after(10):
+        stream, got = await _raw_client(framed_port)
+        join = b'{"room":"r8","seat":0}'
         await stream.send_all(
-            b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            _client_frame(0x1, join[:9], fin=False)
+            + _client_frame(0x9, b"hi")  # a ping between fragments is answered at once
+            + _client_frame(0x0, join[9:])
         )
-        head = b""
-        while b"\r\n\r\n" not in head:
-            head += await stream.receive_some(4096)
-        assert b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" in head  # RFC 6455 section 1.3's example
-        await stream.send_all(b"\x81\x05hello")  # text, no mask bit
-        rest = head.partition(b"\r\n\r\n")[2]
-        while chunk := await stream.receive_some(4096):
-            rest += chunk
-        assert rest == b""  # closed, nothing sent
+        members = b'{"seq":0,"members":1}'
+        want = b"\x8a\x02hi" + b"\x81" + bytes((len(members),)) + members
+        while len(got) < len(want):
+            got += await stream.receive_some(4096)
+        assert got == want
+        await stream.send_all(_client_frame(0x8, b"\x03\xe8"))  # close, code 1000
+        assert await _until_closed(stream, b"") == b"\x88\x02\x03\xe8"
     await stream.aclose()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"\x81\x05hello",  # a text frame without the mask bit (RFC 6455 section 5.1)
+        _client_frame(0x2, b"\x00\x01"),  # binary
+        _client_frame(0x0, b"stray"),  # a continuation with no message begun
+        _client_frame(0x9, b"p", fin=False),  # a fragmented control frame
+        _client_frame(0x1, b"\xff\xfe"),  # text that is not UTF-8
+    ],
+)
+async def test_framed_baseline_drops_a_connection_that_breaks_the_protocol_and_serves_on(
+    framed_port: int, baseline_port: int, bad: bytes
+) -> None:
+    with trio.fail_after(10):
+        stream, got = await _raw_client(framed_port)
+        await stream.send_all(bad)
+        assert await _until_closed(stream, got) == b""  # closed, nothing sent
+        await stream.aclose()
+        # only that connection ended: the server still plays, as the trio baseline does
+        assert await _exchange(framed_port) == await _exchange(baseline_port)

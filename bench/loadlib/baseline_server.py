@@ -11,8 +11,9 @@ cheapest correct room broadcast trio-websocket can do, to compare the real serve
 SIGTERM / SIGINT stop it.
 
 ``--direct-send`` (a diagnostic, not a baseline the benchmark runs): each update is written
-straight to the member's socket as the Conjure server writes its updates
-(``conjure.server.directsend``), and only reading is left to trio-websocket. Against
+straight to the member's socket through the Conjure server's ``conjure.server.directsend`` (here
+the broadcasting task pays any bytes a socket did not take, where Conjure leaves them to the
+connection's writer task), and only reading is left to trio-websocket. Against
 ``framed_server.py``, which owns reading too, it shows what trio-websocket's reading costs.
 """
 
@@ -22,6 +23,7 @@ import argparse
 import contextlib
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from functools import partial
 
 import msgspec
@@ -31,9 +33,9 @@ from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket, 
 from conjure.server.directsend import FrameStream
 
 UPDATE_BYTES = 1024
-_HEAD = '{"seq":%d,"a":%s,"pad":"'
+HEAD = '{"seq":%d,"a":%s,"pad":"'
 # Pad so that a typical frame (seq of 4 digits, a ~40-byte action) is about UPDATE_BYTES long.
-PAD = "x" * (UPDATE_BYTES - len(_HEAD % (1000, '{"seat":0,"n":10,"act":"commit"}')) - 2)
+PAD = "x" * (UPDATE_BYTES - len(HEAD % (1000, '{"seat":0,"n":10,"act":"commit"}')) - 2)
 
 
 class Join(msgspec.Struct):
@@ -49,7 +51,7 @@ class BaseRoom:
         self.seq = 0
 
 
-_join = msgspec.json.Decoder(Join)
+join_decoder = msgspec.json.Decoder(Join)
 
 
 async def _broadcast(room: BaseRoom, frame: str) -> None:
@@ -71,7 +73,7 @@ async def handler(
     room = None
     member = (ws, direct)
     try:
-        join = _join.decode(await ws.get_message())
+        join = join_decoder.decode(await ws.get_message())
         room = rooms.get(join.room)
         if room is None:
             room = rooms[join.room] = BaseRoom()
@@ -80,7 +82,7 @@ async def handler(
         while True:
             raw = await ws.get_message()
             room.seq += 1
-            await _broadcast(room, _HEAD % (room.seq, raw) + PAD + '"}')
+            await _broadcast(room, HEAD % (room.seq, raw) + PAD + '"}')
     except (ConnectionClosed, msgspec.DecodeError, trio.BrokenResourceError):
         pass
     finally:
@@ -96,35 +98,59 @@ async def _direct(rooms: dict[str, BaseRoom], stream: trio.SocketStream) -> None
     direct = FrameStream(stream)
     async with trio.open_nursery() as nursery:
         request = await wrap_server_stream(nursery, direct)
-        await handler(rooms, request, direct)
-        nursery.cancel_scope.cancel()
+        try:
+            await handler(rooms, request, direct)
+        finally:
+            nursery.cancel_scope.cancel()
 
 
-async def main(host: str, port: int, direct_send: bool = False) -> None:
-    rooms: dict[str, BaseRoom] = {}
+async def serve_until_signalled(
+    host: str, listen: Callable[[trio.Nursery], Awaitable[int]]
+) -> None:
+    """Start listening (``listen`` returns the port bound), say where, serve until SIGTERM/SIGINT.
+
+    Shared with framed_server.py, which is the same broadcast with its own framing.
+    """
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
-            if direct_send:
-                listeners = await nursery.start(
-                    partial(trio.serve_tcp, partial(_direct, rooms), port, host=host)
-                )
-                bound = listeners[0].socket.getsockname()[1]
-            else:
-                server = await nursery.start(
-                    partial(serve_websocket, partial(handler, rooms), host, port, None)
-                )
-                bound = server.port
-            print(f"listening on ws://{host}:{bound}", flush=True)
+            port = await listen(nursery)
+            print(f"listening on ws://{host}:{port}", flush=True)
             async for _ in signals:
                 break
             nursery.cancel_scope.cancel()
 
 
-if __name__ == "__main__":
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+async def tcp_port(nursery: trio.Nursery, handler: Callable, host: str, port: int) -> int:
+    """Serve ``handler`` on plain TCP streams; the port bound."""
+    listeners = await nursery.start(partial(trio.serve_tcp, handler, port, host=host))
+    return listeners[0].socket.getsockname()[1]
+
+
+async def main(host: str, port: int, direct_send: bool = False) -> None:
+    rooms: dict[str, BaseRoom] = {}
+
+    async def listen(nursery: trio.Nursery) -> int:
+        if direct_send:
+            return await tcp_port(nursery, partial(_direct, rooms), host, port)
+        server = await nursery.start(
+            partial(serve_websocket, partial(handler, rooms), host, port, None)
+        )
+        return server.port
+
+    await serve_until_signalled(host, listen)
+
+
+def arguments(description: str, *extra: str) -> argparse.Namespace:
+    """``--host`` and ``--port``, and each flag of ``extra`` (see the module docstring)."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0)
-    p.add_argument("--direct-send", action="store_true", help="see the module docstring")
-    a = p.parse_args()
+    for flag in extra:
+        p.add_argument(flag, action="store_true", help="see the module docstring")
+    return p.parse_args()
+
+
+if __name__ == "__main__":
+    a = arguments(__doc__.splitlines()[0], "--direct-send")
     trio.run(main, a.host, a.port, a.direct_send)
     sys.exit(0)

@@ -2,7 +2,8 @@
 
     python bench/loadlib/framed_server.py [--host 127.0.0.1] [--port 0]
 
-Speaks ``baseline_server.py``'s protocol frame for frame (tests/test_bench_node.py checks it).
+Speaks ``baseline_server.py``'s protocol, message for message (tests/test_bench_node.py checks
+it); where a client breaks RFC 6455 it drops the connection without a Close frame.
 Why it exists: to measure what trio-websocket itself costs per action, so that the benchmark can
 say how much of Conjure's CPU is the library's and how much a server that framed its own
 messages would save (docs/PERFORMANCE.md). Each connection is one Trio task that reads the
@@ -15,36 +16,24 @@ only. SIGTERM / SIGINT stop it.
 
 from __future__ import annotations
 
-import argparse
 import base64
+import contextlib
 import hashlib
 import os
-import signal
 import sys
 from functools import partial
 
 import msgspec
 import trio
+from baseline_server import HEAD, PAD, arguments, join_decoder, serve_until_signalled, tcp_port
 
-UPDATE_BYTES = 1024
-_HEAD = '{"seq":%d,"a":%s,"pad":"'
-# Pad so that a typical frame (seq of 4 digits, a ~40-byte action) is about UPDATE_BYTES long.
-PAD = "x" * (UPDATE_BYTES - len(_HEAD % (1000, '{"seat":0,"n":10,"act":"commit"}')) - 2)
 #: RFC 6455 section 1.3: appended to the client's key to make the accept token.
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 MAX_HEADERS = 16 * 1024
 MAX_MESSAGE = 1024 * 1024
 #: Bytes a connection may owe before it counts as not reading and is dropped.
 MAX_OWED = 4 * 1024 * 1024
-_TEXT, _CLOSE, _PING, _PONG = 0x1, 0x8, 0x9, 0xA
-
-
-class Join(msgspec.Struct):
-    room: str
-    seat: int
-
-
-_join = msgspec.json.Decoder(Join)
+_CONTINUATION, _TEXT, _CLOSE, _PING, _PONG = 0x0, 0x1, 0x8, 0x9, 0xA
 
 
 class Closed(Exception):
@@ -79,7 +68,8 @@ def accept_response(request: bytes) -> bytes:
         if sep:
             headers[name.strip().lower()] = value.strip()
     key = headers.get(b"sec-websocket-key")
-    if not lines[0].startswith(b"GET ") or key is None:
+    upgrade = headers.get(b"upgrade", b"").lower() == b"websocket"
+    if not lines[0].startswith(b"GET ") or key is None or not upgrade:
         raise Closed("not a WebSocket opening handshake")
     token = base64.b64encode(hashlib.sha1(key + _GUID).digest())
     return (
@@ -91,7 +81,7 @@ def accept_response(request: bytes) -> bytes:
 class Conn:
     """One client's socket: frames written at once, or owed to the writer task in order."""
 
-    __slots__ = ("closed", "fd", "key", "owed", "room", "stream", "wake")
+    __slots__ = ("closed", "fd", "key", "owed", "room", "scope", "stream", "wake")
 
     def __init__(self, stream: trio.SocketStream) -> None:
         self.stream = stream
@@ -101,6 +91,8 @@ class Conn:
         self.closed = False
         self.room: Room | None = None
         self.key = ""
+        #: The connection's nursery: cancelled to end it (a write failed, the client stopped reading).
+        self.scope: trio.CancelScope | None = None
 
     def send(self, data: bytes) -> None:
         if self.closed:
@@ -111,29 +103,45 @@ class Conn:
             except BlockingIOError:
                 pass
             except OSError:
-                self.closed = True
-            if not data or self.closed:
-                self.wake.set()
+                self.end()
                 return
+            if not data:
+                return  # the usual case: nothing owed, the writer task is not woken
         self.owed += data
         if len(self.owed) > MAX_OWED:
-            self.closed = True  # not reading: the writer task ends the connection
+            self.end()  # not reading
+            return
         self.wake.set()
 
-    async def writer(self, scope: trio.CancelScope) -> None:
+    def end(self) -> None:
+        self.closed = True
+        if self.scope is not None:
+            self.scope.cancel()
+
+    async def _pay(self) -> None:
+        while self.owed:
+            await trio.lowlevel.wait_writable(self.fd)
+            try:
+                del self.owed[: os.write(self.fd, self.owed)]
+            except BlockingIOError:
+                continue
+
+    async def writer(self) -> None:
         """Send what is owed, as the socket takes it; ends the connection when it cannot."""
-        while not self.closed:
+        while True:
             await self.wake.wait()
             self.wake = trio.Event()
-            while self.owed and not self.closed:
-                await trio.lowlevel.wait_writable(self.fd)
-                try:
-                    del self.owed[: os.write(self.fd, self.owed)]
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    self.closed = True
-        scope.cancel()
+            try:
+                await self._pay()
+            except OSError:
+                self.end()
+                return
+
+    async def drain(self) -> None:
+        """At the end, give what is still owed (a Close frame, say) a second to go out."""
+        self.closed = True
+        with trio.move_on_after(1.0), contextlib.suppress(OSError):
+            await self._pay()
 
 
 class Room:
@@ -179,38 +187,51 @@ def on_message(rooms: dict[str, Room], conn: Conn, text: str) -> None:
     """A whole text message: the first names the room, every later one is an action."""
     room = conn.room
     if room is None:
-        join = _join.decode(text)
+        join = join_decoder.decode(text)
         conn.key = join.room
         room = conn.room = rooms.setdefault(join.room, Room())
         room.members.append(conn)
         broadcast(room, frame(_TEXT, b'{"seq":0,"members":%d}' % len(room.members)))
     else:
         room.seq += 1
-        broadcast(room, frame(_TEXT, (_HEAD % (room.seq, text) + PAD + '"}').encode()))
+        broadcast(room, frame(_TEXT, (HEAD % (room.seq, text) + PAD + '"}').encode()))
 
 
 async def serve_frames(rooms: dict[str, Room], conn: Conn, buf: bytearray) -> None:
     """Read and answer the client's frames until it closes (Closed: it broke the protocol)."""
     parts: list[bytes] = []
+    size = 0
     while True:
         while (got := parse(buf)) is not None:
             opcode, fin, payload = got
-            if opcode == _PING:
-                conn.send(frame(_PONG, payload))
-            elif opcode == _CLOSE:
-                conn.send(frame(_CLOSE, payload[:2]))
-                return
-            elif opcode != _PONG:
-                parts.append(payload)
-                if sum(map(len, parts)) > MAX_MESSAGE:
-                    raise Closed("message too large")
-                if fin:
-                    on_message(rooms, conn, b"".join(parts).decode())
-                    parts = []
+            if opcode & 0x8:  # a control frame: whole, and short (RFC 6455 section 5.5)
+                if not fin or len(payload) > 125:
+                    raise Closed("a fragmented or long control frame")
+                if opcode == _PING:
+                    conn.send(frame(_PONG, payload))
+                elif opcode == _CLOSE:
+                    conn.send(frame(_CLOSE, payload))
+                    return
+                elif opcode != _PONG:
+                    raise Closed("an unknown control opcode")
+                continue
+            if opcode != (_CONTINUATION if parts else _TEXT):
+                raise Closed("a binary frame, an unknown opcode, or fragments out of order")
+            size += len(payload)
+            if size > MAX_MESSAGE:
+                raise Closed("message too large")
+            parts.append(payload)
+            if fin:
+                on_message(rooms, conn, b"".join(parts).decode())
+                parts, size = [], 0
         chunk = await conn.stream.receive_some(65536)
         if not chunk:
             return
         buf += chunk
+
+
+#: What ends one connection, and only that one.
+_ENDS = (Closed, UnicodeDecodeError, msgspec.DecodeError, trio.BrokenResourceError)
 
 
 async def handler(rooms: dict[str, Room], stream: trio.SocketStream) -> None:
@@ -223,45 +244,40 @@ async def handler(rooms: dict[str, Room], stream: trio.SocketStream) -> None:
                 return
             buf += chunk
         head, _sep, rest = bytes(buf).partition(b"\r\n\r\n")
-        await stream.send_all(accept_response(head))
+        try:
+            answer = accept_response(head)
+        except Closed:
+            await stream.send_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            return
+        await stream.send_all(answer)
         conn = Conn(stream)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(conn.writer, nursery.cancel_scope)
-            try:
+            conn.scope = nursery.cancel_scope
+            nursery.start_soon(conn.writer)
+            with contextlib.suppress(*_ENDS):
                 await serve_frames(rooms, conn, bytearray(rest))
-            finally:
-                conn.closed = True
-                conn.wake.set()
-    except (Closed, UnicodeDecodeError, msgspec.DecodeError, trio.BrokenResourceError):
+            await conn.drain()
+            nursery.cancel_scope.cancel()
+    except _ENDS:
         pass
     finally:
         room = conn.room if conn is not None else None
-        if room is not None:
+        if room is not None and conn is not None:
             if conn in room.members:
                 room.members.remove(conn)
-            if not room.members and conn is not None:
+            if not room.members:
                 rooms.pop(conn.key, None)
         await trio.aclose_forcefully(stream)
 
 
 async def main(host: str, port: int) -> None:
     rooms: dict[str, Room] = {}
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
-            listeners = await nursery.start(
-                partial(trio.serve_tcp, partial(handler, rooms), port, host=host)
-            )
-            bound = listeners[0].socket.getsockname()[1]
-            print(f"listening on ws://{host}:{bound}", flush=True)
-            async for _ in signals:
-                break
-            nursery.cancel_scope.cancel()
+    await serve_until_signalled(
+        host, lambda nursery: tcp_port(nursery, partial(handler, rooms), host, port)
+    )
 
 
 if __name__ == "__main__":
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=0)
-    a = p.parse_args()
+    a = arguments(__doc__.splitlines()[0])
     trio.run(main, a.host, a.port)
     sys.exit(0)
