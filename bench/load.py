@@ -193,15 +193,10 @@ class Server(ServerProcess):
         if kind == "conjure":
             base = base or [py, "-m", "conjure.client.cli", "serve"]
             argv = [*base, "--host", HOST, "--port", "0", "--replays", replays, *UNLIMITED]
-        elif kind == "node":
-            if not base:
+        else:  # the baselines: each takes only where to listen
+            if not base and kind == "node":
                 raise RuntimeError("the node server needs the command node_baseline() returns")
-            argv = [*base, "--host", HOST, "--port", "0"]
-        elif kind == "framed":
-            base = base or [py, str(FRAMED)]
-            argv = [*base, "--host", HOST, "--port", "0"]
-        else:
-            base = base or [py, str(BASELINE)]
+            base = base or [py, str(FRAMED if kind == "framed" else BASELINE)]
             argv = [*base, "--host", HOST, "--port", "0"]
         self.kind = kind
         super().__init__(argv, cwd=ROOT, name=f"{kind} server")
@@ -255,9 +250,7 @@ def run_one(kind: str, mode: str, rooms: int, args) -> dict:
         for i, n in enumerate(split):
             cfg = GenConfig(
                 proc=i,
-                kind="conjure"
-                if kind == "conjure"
-                else "baseline",  # the others speak its protocol
+                kind="conjure" if kind == "conjure" else "baseline",  # all baselines speak it
                 host=HOST,
                 port=server.port,
                 rooms=n,

@@ -43,11 +43,6 @@ def load() -> ModuleType:
     return _bench_load()
 
 
-def _python() -> list[str]:
-    venv = ROOT / ".venv" / "bin" / "python"
-    return [str(venv if venv.exists() else sys.executable)]
-
-
 def _server(load: ModuleType, kind: str, tmp: Path, cmd: list[str] | None) -> Iterator[int]:
     server = load.Server(kind, str(tmp), cmd)
     try:
@@ -73,7 +68,7 @@ def framed_port(load: ModuleType, tmp_path: Path) -> Iterator[int]:
 @pytest.fixture
 def direct_port(load: ModuleType, tmp_path: Path) -> Iterator[int]:
     yield from _server(
-        load, "baseline", tmp_path, [*_python(), str(load.BASELINE), "--direct-send"]
+        load, "baseline", tmp_path, [sys.executable, str(load.BASELINE), "--direct-send"]
     )
 
 
@@ -115,13 +110,13 @@ async def test_node_baseline_numbers_each_action_and_sends_it_to_the_whole_room(
     assert node == await _exchange(baseline_port)  # message for message, padding included
 
 
-async def test_framed_baseline_is_the_trio_baseline_frame_for_frame(
+async def test_framed_baseline_is_the_trio_baseline_message_for_message(
     framed_port: int, baseline_port: int
 ) -> None:
     assert await _exchange(framed_port) == await _exchange(baseline_port)
 
 
-async def test_direct_send_baseline_is_the_trio_baseline_frame_for_frame(
+async def test_direct_send_baseline_is_the_trio_baseline_message_for_message(
     direct_port: int, baseline_port: int
 ) -> None:
     assert await _exchange(direct_port) == await _exchange(baseline_port)

@@ -37,7 +37,7 @@ _CONTINUATION, _TEXT, _CLOSE, _PING, _PONG = 0x0, 0x1, 0x8, 0x9, 0xA
 
 
 class Closed(Exception):
-    """The connection is over: the peer closed, broke a rule of the protocol, or stopped reading."""
+    """The client broke a rule of the protocol (or sent no opening handshake): drop it."""
 
 
 def frame(opcode: int, payload: bytes) -> bytes:
@@ -261,11 +261,10 @@ async def handler(rooms: dict[str, Room], stream: trio.SocketStream) -> None:
     except _ENDS:
         pass
     finally:
-        room = conn.room if conn is not None else None
-        if room is not None and conn is not None:
-            if conn in room.members:
-                room.members.remove(conn)
-            if not room.members:
+        if conn is not None and conn.room is not None:
+            if conn in conn.room.members:
+                conn.room.members.remove(conn)
+            if not conn.room.members:
                 rooms.pop(conn.key, None)
         await trio.aclose_forcefully(stream)
 
