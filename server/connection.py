@@ -1,4 +1,5 @@
-"""One client connection: its bounded outbound queue, writer and heartbeat.
+"""One client connection: its bounded outbound queue and writer, and its pings (``ping``; when to
+ping is ``server.heartbeat``'s, for every connection at once).
 
 The room never awaits a client: it hands encoded messages to :meth:`Connection.send`, which
 writes them to the socket at once when the socket has room (:mod:`server.directsend`) and
@@ -9,19 +10,18 @@ reading fills it and is dropped, so it can never slow the room or anyone else.
 from __future__ import annotations
 
 import itertools
-import random
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection
 
 from conjure.protocol.messages import Bye, ServerMsg, encoder
-from conjure.protocol.wsclose import crossed_close
 from conjure.server import directsend
 
 if TYPE_CHECKING:
+    from conjure.server.framemeter import FrameMeter
     from conjure.server.patching import Sent
     from conjure.server.room import Request, Room
 
@@ -46,6 +46,20 @@ class _Close:
     reason: str
 
 
+class _Ping:
+    """A ping the writer task sends (the socket was busy when the heartbeat asked for it)."""
+
+
+_PING = _Ping()
+
+
+class OwnFrames(Protocol):
+    """The stream under the library that sends frames of the server's own in one order with the
+    library's (``directsend.FrameStream``, ``framemeter.MeteredStream``)."""
+
+    async def send_frame(self, data: bytes) -> None: ...
+
+
 class Connection:
     """A client's socket as the server sees it; membership fields are set by the room task."""
 
@@ -55,20 +69,32 @@ class Connection:
         queue_size: int,
         remote: str = "",
         direct: directsend.FrameStream | None = None,
+        *,
+        stream: OwnFrames | None = None,
+        meter: FrameMeter | None = None,
+        beat: float = 1.0,
     ) -> None:
         self.ws = ws
         self.id = next(_ids)
         self.remote = remote
         # A deque and a parking lot rather than a memory channel: the writer drains several
         # queued frames without a scheduler round trip per frame (see ``write_loop``).
-        self._queue: deque[str | _Close] = deque()
+        self._queue: deque[str | _Close | _Ping] = deque()
         self._queue_size = queue_size
         self._writer = trio.lowlevel.ParkingLot()
         self._sending = False
         self.scope = trio.CancelScope()
         self.greeted = False
-        #: When the last frame from the client arrived (Trio clock): a talking client needs no ping.
-        self.heard_at = trio.current_time()
+        self._opened_at = trio.current_time()
+        #: Reads every frame the client sends (None in tests that build a bare connection).
+        self.meter = meter
+        #: Where pings go: the stream under ``ws`` (None: this connection sends none).
+        self.stream: OwnFrames | None = stream if stream is not None else direct
+        #: When the heartbeat last pinged and has heard nothing since (Trio clock), or None.
+        self.pinged_at: float | None = None
+        #: This connection's share of the ping interval (0.75-1.25, drawn by the server): so
+        #: that connections opened together do not all go quiet, and get pinged, in lockstep.
+        self.beat = beat
         self.closing: _Close | None = None
         #: The stream under ``ws`` when it is a FrameStream (not over TLS): it writes frames
         #: without the writer task while nothing is queued.
@@ -91,6 +117,35 @@ class Connection:
     @property
     def open(self) -> bool:
         return self.closing is None
+
+    @property
+    def heard_at(self) -> float:
+        """When the client's last frame arrived (Trio clock): a message, a Pong, any frame."""
+        return self.meter.heard_at if self.meter is not None else self._opened_at
+
+    def ping(self) -> bool:
+        """Send the client a Ping: written now if the socket is free, else by the writer task.
+
+        Its Pong, as any frame, is read by the meter (``heard_at``). False: nothing will be
+        sent (closed by either side, a full queue, or no stream for pings).
+        """
+        if self.closing is not None or self.unwritable or self.ws.closed is not None:
+            return False
+        direct = self.direct
+        if (
+            direct is not None
+            and not self._queue
+            and not self._sending
+            and direct.write_frame(directsend.PING)
+        ):
+            if direct.owed:
+                self._writer.unpark()
+            return True
+        if self.stream is None or len(self._queue) >= self._queue_size:
+            return False  # a client that does not read is dropped by its next update, or unheard
+        self._queue.append(_PING)
+        self._writer.unpark()
+        return True
 
     def send(self, msg: ServerMsg) -> None:
         self.send_text(encode(msg))
@@ -155,6 +210,14 @@ class Connection:
                 await self._writer.park()
                 continue
             item = queue.popleft()
+            if isinstance(item, _Ping):
+                assert self.stream is not None  # queued only with a stream to send it on
+                self._sending = True
+                try:
+                    await self.stream.send_frame(directsend.PING)
+                finally:
+                    self._sending = False
+                continue
             if isinstance(item, _Close):
                 await self.ws.aclose(item.code, _short(item.reason))
                 self.scope.cancel()
@@ -164,33 +227,6 @@ class Connection:
                 await self.ws.send_message(item)
             finally:
                 self._sending = False
-
-    async def heartbeat_loop(self, interval: float, pong_timeout: float) -> None:
-        """Ping a connection that has gone quiet; no pong within ``pong_timeout`` means it is gone.
-
-        A client that sent a frame within the last ``interval`` is plainly there, so it is not
-        pinged: at a busy table that skips almost every ping (with 1,800 connections, pings
-        were a tenth of the server's work). A client that sends but stops reading is caught by
-        its full outbound queue instead. The wait varies by +-25% so that connections opened
-        together (a room, a restart) do not ping in lockstep.
-        """
-        while True:
-            await trio.sleep(interval * random.uniform(0.75, 1.25))
-            if trio.current_time() - self.heard_at < interval:
-                continue
-            try:
-                with trio.fail_after(pong_timeout):
-                    await self.ws.ping()
-            except trio.TooSlowError:
-                self.abort(CLOSE_GOING_AWAY, "no answer to ping")
-                return
-            except ConnectionClosed:
-                self.abort(CLOSE_GOING_AWAY, "connection lost")
-                return
-            except Exception as exc:
-                if not crossed_close(exc):
-                    raise
-                return  # our Close went first: the close under way ends the connection
 
     async def settle(self) -> None:
         """Wait until the room has handled every request of this connection queued for it."""

@@ -29,12 +29,15 @@ import struct
 
 import trio
 
-from conjure.server.framemeter import FrameMeter
+from conjure.server.framemeter import CLOSE_FIRST_BYTE, FrameMeter
 
-#: A frame's first byte (RFC 6455 section 5.2), FIN set: a text frame, a close frame (control
-#: frames are never fragmented; the HTTP handshake that goes first starts with "H", 0x48).
+#: A text frame's first byte (RFC 6455 section 5.2), FIN set. (A close frame's is
+#: ``CLOSE_FIRST_BYTE``: control frames are never fragmented; the HTTP handshake that goes
+#: first starts with "H", 0x48.)
 _TEXT = 0x81
-_CLOSE = b"\x88"
+#: A Ping frame with no payload: the client's library answers it with a Pong, and any frame it
+#: sends counts as a sign of life (``server.heartbeat``).
+PING = b"\x89\x00"
 
 
 def text_frame(text: str) -> bytes:
@@ -72,7 +75,7 @@ class FrameStream(trio.abc.HalfCloseableStream):
         if self.meter is not None:
             self.meter.counter.sent(data)
         async with self._lock:
-            if bytes(data[:1]) == _CLOSE:
+            if bytes(data[:1]) == CLOSE_FIRST_BYTE:
                 self.closing = True
             await self._pay()
             await self.stream.send_all(data)
@@ -105,12 +108,15 @@ class FrameStream(trio.abc.HalfCloseableStream):
         ``True`` means the frame is the socket's: written whole, or partly with the rest owed
         (the caller must then let the writer task :meth:`flush`).
         """
+        return self.write_frame(text_frame(text))
+
+    def write_frame(self, data: bytes) -> bool:
+        """:meth:`write` for a frame already framed (a whole text frame, or :data:`PING`)."""
         if self._owed or self._lock.locked() or self.closing:
             return False
         fd = self.socket.fileno()
         if fd < 0:
             return False
-        data = text_frame(text)
         try:
             n = os.write(fd, data)
         except BlockingIOError:
@@ -123,6 +129,15 @@ class FrameStream(trio.abc.HalfCloseableStream):
         else:
             self.whole += 1
         return True
+
+    async def send_frame(self, data: bytes) -> None:
+        """Send a frame of the server's own after everything before it (the writer task's
+        way, when :meth:`write_frame` could not); nothing once the library has sent its Close."""
+        async with self._lock:
+            if self.closing:
+                return
+            await self._pay()
+            await self.stream.send_all(data)
 
     async def flush(self) -> None:
         """Write the owed bytes, waiting for the socket if it has to."""

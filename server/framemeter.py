@@ -43,6 +43,9 @@ _END_OF_REQUEST = re.compile(rb"\n\r?\n")
 _ACCEPTED = b"HTTP/1.1 101"
 _CONTINUATION = 0x0
 _FIRST_CONTROL = 0x8
+#: A Close frame's first byte, as a server sends it (FIN set, opcode 8): once the library has
+#: sent it, no frame of the server's own may follow (RFC 6455 section 5.5.1).
+CLOSE_FIRST_BYTE = b"\x88"
 
 Abuse = Literal["frames", "fragments"]
 
@@ -152,6 +155,9 @@ class FrameMeter:
         #: Frames read, and times reading was held back for the budget (for tests and benches).
         self.frames = 0
         self.held = 0
+        #: When the last frame began to arrive (Trio clock): a Pong, a message, any frame at all
+        #: shows that the client is there (``server.heartbeat``).
+        self.heard_at = trio.current_time()
 
     async def received(self, data: bytes | bytearray | memoryview) -> None:
         """Account for ``data`` just read: returns once the connection may be read again."""
@@ -169,7 +175,8 @@ class FrameMeter:
         if not frames:
             return
         self.frames += frames
-        wait = self._bucket.spend(trio.current_time(), frames)
+        self.heard_at = now = trio.current_time()
+        wait = self._bucket.spend(now, frames)
         if wait:
             self.held += 1
             if self.report is not None:
@@ -178,11 +185,18 @@ class FrameMeter:
 
 
 class MeteredStream(trio.abc.Stream):
-    """A stream whose reads go through a :class:`FrameMeter` (the TLS connections' stream)."""
+    """A stream whose reads go through a :class:`FrameMeter` (the TLS connections' stream).
+
+    The server sends frames of its own through it too (:meth:`send_frame`, the heartbeat's
+    pings), in one order with the library's: each send holds the stream's lock.
+    """
 
     def __init__(self, stream: trio.abc.Stream, meter: FrameMeter) -> None:
         self.stream = stream
         self.meter = meter
+        self._lock = trio.StrictFIFOLock()
+        #: The library has sent its Close frame: no frame of ours may follow it.
+        self.closing = False
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
         data = await self.stream.receive_some(max_bytes)
@@ -191,7 +205,16 @@ class MeteredStream(trio.abc.Stream):
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         self.meter.counter.sent(data)
-        await self.stream.send_all(data)
+        async with self._lock:
+            if bytes(data[:1]) == CLOSE_FIRST_BYTE:
+                self.closing = True
+            await self.stream.send_all(data)
+
+    async def send_frame(self, data: bytes) -> None:
+        """Send a whole frame of the server's own, unless the library has sent its Close."""
+        async with self._lock:
+            if not self.closing:
+                await self.stream.send_all(data)
 
     async def wait_send_all_might_not_block(self) -> None:
         await self.stream.wait_send_all_might_not_block()

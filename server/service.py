@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import random
 import traceback
 from dataclasses import replace
 from functools import partial
@@ -32,7 +33,7 @@ from conjure.protocol.errors import Refusal
 from conjure.protocol.messages import MAX_FRAME_BYTES, PROTOCOL_VERSION, client_decoder
 from conjure.protocol.patch import FEATURE as PATCHES
 from conjure.protocol.wsclose import crossed_close
-from conjure.server import fdbudget
+from conjure.server import fdbudget, heartbeat
 from conjure.server.config import ServerConfig
 from conjure.server.connection import CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_TRY_LATER, Connection
 from conjure.server.directsend import FrameStream
@@ -146,6 +147,13 @@ class GameServer:
                                 handler_nursery=conns,
                             )
                         )
+                        # Pings for every connection: ends, as listening does, when stopping.
+                        listener.start_soon(
+                            heartbeat.keep,
+                            lambda: list(self.connections),
+                            cfg.heartbeat_interval,
+                            cfg.heartbeat_timeout,
+                        )
                         log.info("listening on %s", self.url)
                         task_status.started(self)
                         await self._stopping.wait()
@@ -224,8 +232,7 @@ class GameServer:
                 except OSError:
                     return
                 async with trio.open_nursery() as nursery:
-                    transport: trio.abc.Stream
-                    direct: FrameStream | None = None
+                    transport: FrameStream | MeteredStream | None = None
                     request: WebSocketRequest | None = None
                     meter = FrameMeter(cfg.frame_rate, cfg.frame_burst)
                     with trio.move_on_after(cfg.handshake_timeout) as handshake:
@@ -237,15 +244,15 @@ class GameServer:
                             await tls.do_handshake()
                             transport = MeteredStream(tls, meter)
                         else:
-                            transport = direct = FrameStream(stream, meter)
+                            transport = FrameStream(stream, meter)
                         request = await wrap_server_stream(
                             nursery,
                             transport,
                             message_queue_size=4,
                             max_message_size=MAX_FRAME_BYTES,
                         )
-                    if request is not None:
-                        await self._handle(request, peer, direct, meter)
+                    if request is not None and transport is not None:
+                        await self._handle(request, peer, transport, meter)
                     nursery.cancel_scope.cancel()  # the library's reader task, if still running
             finally:
                 with trio.CancelScope(shield=True):
@@ -257,7 +264,7 @@ class GameServer:
         self,
         request: WebSocketRequest,
         peer: tuple[Any, ...],
-        direct: FrameStream | None,
+        transport: FrameStream | MeteredStream,
         meter: FrameMeter,
     ) -> None:
         """One handshaken connection: admission, then the read loop until it ends."""
@@ -268,7 +275,16 @@ class GameServer:
                 ws = await request.accept()
             except Exception:
                 return
-            conn = Connection(ws, self.config.outbound_queue, host, direct)
+            direct = transport if isinstance(transport, FrameStream) else None
+            conn = Connection(
+                ws,
+                self.config.outbound_queue,
+                host,
+                direct,
+                stream=transport,
+                meter=meter,
+                beat=random.uniform(0.75, 1.25),
+            )
             meter.report = partial(self._frame_abuse, conn)
             if refusal is not None or self._stopping.is_set():
                 await self._turn_away(conn, refusal)
@@ -315,11 +331,6 @@ class GameServer:
             with conn.scope:
                 async with trio.open_nursery() as tasks:
                     tasks.start_soon(conn.write_loop)
-                    tasks.start_soon(
-                        conn.heartbeat_loop,
-                        self.config.heartbeat_interval,
-                        self.config.heartbeat_timeout,
-                    )
                     tasks.start_soon(self._watchdog, conn)
                     await self._read_loop(conn)
                     if conn.closing is None:
@@ -408,7 +419,6 @@ class GameServer:
                 await conn.settle()
                 return
             now = trio.current_time()
-            conn.heard_at = now
             if bucket.take(now):
                 book.note(conn.remote, "flood", "one connection over its message rate")
                 # What came within the rate is handled and answered first, then the goodbye.

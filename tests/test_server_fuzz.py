@@ -508,8 +508,17 @@ async def arena_of(server: Any):
 
 @pytest.fixture
 async def fuzz_server(start_server):
-    """A server whose rate limits do not cut the fuzzers off (the flood tests have their own)."""
-    return await start_server(rate=1e9, burst=1e9, address_rate=1e9, address_burst=1e9)
+    """A server whose rate limits and door clocks do not cut the fuzzers off (the flood and
+    timeout tests have their own): on a slow machine the examples outlast the 10 s that an
+    ungreeted connection is given, and the fuzzer's own ungreeted sender was closed."""
+    return await start_server(
+        rate=1e9,
+        burst=1e9,
+        address_rate=1e9,
+        address_burst=1e9,
+        hello_timeout=3600.0,
+        roomless_timeout=3600.0,
+    )
 
 
 async def test_fuzzed_frames_get_errors_and_change_nothing(fuzz_server, said):
