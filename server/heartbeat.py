@@ -52,21 +52,18 @@ def sweep(
     for conn in connections:
         if conn.closing is not None:
             continue
-        match verdict(conn.heard_at, conn.pinged_at, now, interval * conn.beat, answer_within):
-            case "answered":
-                conn.pinged_at = None
-                if now - conn.heard_at >= interval * conn.beat:  # quiet again since: ping anew
-                    conn.pinged_at = now
-                    pinged += conn.ping()
-            case "ping":
-                # Counted as pinged even when nothing could be sent (a full queue): a client
-                # that neither reads nor sends is then dropped like one that does not answer.
-                conn.pinged_at = now
-                pinged += conn.ping()
-            case "drop":
-                conn.abort(CLOSE_GOING_AWAY, NO_ANSWER)
-            case None:
-                pass
+        share = interval * conn.beat
+        v = verdict(conn.heard_at, conn.pinged_at, now, share, answer_within)
+        if v == "answered":  # and perhaps quiet again since
+            conn.pinged_at = None
+            v = verdict(conn.heard_at, None, now, share, answer_within)
+        if v == "ping":
+            # Counted as pinged even when nothing could be sent (a full queue): a client
+            # that neither reads nor sends is then dropped like one that does not answer.
+            conn.pinged_at = now
+            pinged += conn.ping()
+        elif v == "drop":
+            conn.abort(CLOSE_GOING_AWAY, NO_ANSWER)
     return pinged
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import trio
 from polling import poll_until
 from test_framemeter import raw_client
+from test_server_abuse_property import reset
 from test_tls import _context, certs, known  # noqa: F401 (fixtures)
 from wsproto.events import CloseConnection, Ping
 
@@ -113,3 +114,20 @@ async def test_a_quiet_tls_client_is_pinged_through_the_tls_stream(start_server,
         await trio.sleep(1.5)
         assert conn.open and conn in server.connections
         assert conn.meter.frames - before >= 3  # pongs: the client sent nothing else
+
+
+async def test_a_client_that_resets_as_it_is_pinged_costs_the_server_nothing(start_server):
+    """Reset (SO_LINGER 0) the moment the first ping arrives, again and again: each connection
+    goes, and the server pings and serves the next client as before."""
+    server = await start_server(heartbeat_interval=0.1, heartbeat_timeout=0.3)
+    for _ in range(5):
+        async with raw_client(server, CLIENT) as (ws, stream):
+            with trio.fail_after(5):
+                while not any(isinstance(e, Ping) for e in ws.events()):
+                    ws.receive_data(await stream.receive_some())
+            reset(stream)
+    with trio.fail_after(5):
+        await poll_until(lambda: not server.connections)
+    async with raw_client(server, CLIENT) as (ws, stream):
+        pings, closed = await _pings_until_closed(ws, stream, answer=True, seconds=1.0)
+    assert not closed and pings >= 3
