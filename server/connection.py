@@ -68,7 +68,6 @@ class Connection:
         ws: WebSocketConnection,
         queue_size: int,
         remote: str = "",
-        direct: directsend.FrameStream | None = None,
         *,
         stream: OwnFrames | None = None,
         meter: FrameMeter | None = None,
@@ -89,7 +88,7 @@ class Connection:
         #: Reads every frame the client sends (None in tests that build a bare connection).
         self.meter = meter
         #: Where pings go: the stream under ``ws`` (None: this connection sends none).
-        self.stream: OwnFrames | None = stream if stream is not None else direct
+        self.stream = stream
         #: When the heartbeat last pinged and has heard nothing since (Trio clock), or None.
         self.pinged_at: float | None = None
         #: This connection's share of the ping interval (0.75-1.25, drawn by the server): so
@@ -98,7 +97,7 @@ class Connection:
         self.closing: _Close | None = None
         #: The stream under ``ws`` when it is a FrameStream (not over TLS): it writes frames
         #: without the writer task while nothing is queued.
-        self.direct = direct
+        self.direct = stream if isinstance(stream, directsend.FrameStream) else None
         #: A write failed (the peer is gone): nothing more is sent, the read side ends alone.
         self.unwritable = False
         #: The client's hello asked for patches (protocol.patch).

@@ -275,12 +275,10 @@ class GameServer:
                 ws = await request.accept()
             except Exception:
                 return
-            direct = transport if isinstance(transport, FrameStream) else None
             conn = Connection(
                 ws,
                 self.config.outbound_queue,
                 host,
-                direct,
                 stream=transport,
                 meter=meter,
                 beat=random.uniform(0.75, 1.25),

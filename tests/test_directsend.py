@@ -57,7 +57,7 @@ async def listening(
         async with trio.open_nursery() as nursery:
             request = await wrap_server_stream(nursery, direct)
             ws = await request.accept()
-            conn = Connection(ws, queue_size=queue_size, direct=direct)
+            conn = Connection(ws, queue_size=queue_size, stream=direct)
             conns.append(conn)
             await script(ws, conn)
 
