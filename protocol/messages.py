@@ -21,13 +21,15 @@ from conjure.protocol.text import unshown_problem
 PROTOCOL_VERSION = 1
 MAX_FRAME_BYTES = 64 * 1024
 
+# Patterns end in ``\Z``, not ``$``: msgspec runs ``re.search``, and ``$`` also matches before
+# a final newline.
 #: Only lengths on decode: the server enforces names (protocol.names) to answer ``bad_name``.
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)]
-RoomCode = Annotated[str, msgspec.Meta(min_length=4, max_length=4, pattern=r"^[A-Za-z]{4}$")]
+RoomCode = Annotated[str, msgspec.Meta(min_length=4, max_length=4, pattern=r"^[A-Za-z]{4}\Z")]
 Password = Annotated[str, msgspec.Meta(max_length=64)]
-Token = Annotated[str, msgspec.Meta(min_length=16, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")]
+Token = Annotated[str, msgspec.Meta(min_length=16, max_length=128, pattern=r"^[A-Za-z0-9_-]+\Z")]
 WordText = Annotated[str, msgspec.Meta(max_length=200)]  # the 40-character rule is a game rule
-Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
+Hex64 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}\Z")]
 Seat = Annotated[int, msgspec.Meta(ge=0, le=7)]
 #: Chat texts and vote reasons are checked for unshown characters (protocol.text) by the
 #: ``__post_init__`` of the messages that carry them, which makes decoding refuse them.

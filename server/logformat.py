@@ -59,7 +59,7 @@ DOMAIN_TAG = b"conjure-log-v1\x00"
 #: ``prev`` of the record with seq 0.
 GENESIS = "0" * 64
 
-_Hex64 = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
+_HEX_DIGITS = "0123456789abcdef"
 _Seq = Annotated[int, msgspec.Meta(ge=0)]
 _Count = Annotated[int, msgspec.Meta(ge=0)]
 
@@ -77,8 +77,8 @@ class LogRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_de
     ts: float
     type: str
     data: dict[str, Any]
-    prev: _Hex64
-    hash: _Hex64
+    prev: str  #: 64 lowercase hex digits, checked by ``_damage`` (a pattern costs ~2.5 us each)
+    hash: str  #: likewise
     batch: _Count
     cmd: dict[str, Any] | None = None
 
@@ -248,6 +248,13 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _hex64(text: str) -> bool:
+    """Exactly 64 lowercase hex digits. Checked here rather than by a ``msgspec.Meta`` pattern:
+    the two patterns were two thirds of decoding a line (msgspec runs ``re.search``), and a
+    pattern's ``$`` also lets a trailing newline through."""
+    return len(text) == 64 and not text.strip(_HEX_DIGITS)
+
+
 def _damage(line: bytes) -> tuple[LogRecord | None, str | None]:
     """Check a line (without its newline) on its own: a record, canonical, its hash right.
 
@@ -261,6 +268,8 @@ def _damage(line: bytes) -> tuple[LogRecord | None, str | None]:
         return None, f"not a log record: {exc}"
     except msgspec.DecodeError:
         return None, "not valid JSON"
+    if not (_hex64(record.prev) and _hex64(record.hash)):
+        return None, "not a log record: prev and hash must be 64 lowercase hexadecimal digits"
     if _ENCODER.encode(record) != line:
         return None, "not canonical JSON"
     if _hash_encoded(record.prev, _body_of_line(line, record.hash)) != record.hash:

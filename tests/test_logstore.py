@@ -844,6 +844,41 @@ def test_reason_messages(log_path: Path) -> None:
     assert str(err).startswith(f"{log_path}: line 6 (seq 5 expected there)")
 
 
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param(str.upper, id="uppercase"),
+        pytest.param(lambda h: h + "\n", id="trailing-newline"),
+        pytest.param(lambda h: h[:-1], id="63-digits"),
+        pytest.param(lambda h: h + "0", id="65-digits"),
+        pytest.param(lambda h: h[:-1] + "é", id="not-ascii"),
+        pytest.param(lambda h: h[:32] + " " + h[32:], id="spaced"),
+    ],
+)
+@pytest.mark.parametrize("field", ["prev", "hash"])
+def test_prev_and_hash_are_exactly_64_lowercase_hex_digits(
+    log_path: Path, shape: Any, field: str
+) -> None:
+    """A line whose ``prev`` or ``hash`` is another spelling of hex is damage, even when its own
+    hash is right for it: ``bytes.fromhex`` would take most of these, and a pattern's ``$``
+    takes a trailing newline."""
+    rec = CHAIN[3]
+    value = shape(getattr(rec, field))
+    line = LINES[3].replace(
+        json.dumps(getattr(rec, field)).encode(), json.dumps(value, ensure_ascii=False).encode()
+    )
+    assert line != LINES[3]
+    expect_corrupt(log_path, b"".join([*LINES[:3], line, *LINES[4:]]), 3, "not a log record")
+    if field == "prev":  # rehashed so the line is consistent with itself: still not a record
+        try:
+            rehashed = encode_record(build_record(value, 3, rec.ts, rec.type, rec.data))
+        except ValueError:  # bytes.fromhex refuses this one outright
+            return
+        expect_corrupt(
+            log_path, b"".join([*LINES[:3], rehashed, *LINES[4:]]), 3, "not a log record"
+        )
+
+
 # --- receipts ---------------------------------------------------------------------------------
 
 

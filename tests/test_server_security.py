@@ -118,6 +118,9 @@ async def test_commitments_cannot_be_copied_and_reveals_must_match(server):
         # A malformed commitment fails on decode.
         await bob.send({"type": "commit_summon", "commitment": "XYZ"})
         await bob.expect_error("invalid_message")
+        # So does a commitment with a newline after its 64 digits (a pattern's ``$`` passes it).
+        await bob.send({"type": "commit_summon", "commitment": "ab" * 32 + "\n"})
+        await bob.expect_error("invalid_message")
         # Replacing one's own commitment while the phase is open is allowed (and logged).
         await bob.commit("glacier")
         await bob.wait_view(lambda v: v.players[1].committed)
