@@ -22,6 +22,8 @@ import zlib
 from dataclasses import dataclass
 from importlib import resources
 
+from conjure.protocol.sections import read_sections
+
 TABLE_FILE = "lemminflect_nouns.txt.gz"
 #: The table's first line, then the version of lemminflect it was built with.
 HEADER = "# Conjure: lemminflect's noun lemmas, built by protocol/databuild/build_lemmas.py"
@@ -91,15 +93,10 @@ def render(version: str, answers: dict[str, tuple[tuple[str, ...], tuple[str, ..
 
 def parse(text: str) -> tuple[str, LemmaTable]:
     """The lemminflect version a table's text names, and the table."""
-    head, *parts = text.split("\n[")
+    head, blocks = read_sections(text)
     version = next(
-        (line[len(VERSION_LINE) :] for line in head.split("\n") if line.startswith(VERSION_LINE)),
-        "",
+        (line[len(VERSION_LINE) :] for line in head if line.startswith(VERSION_LINE)), ""
     )
-    blocks: dict[str, list[str]] = {}
-    for part in parts:
-        name, _, body = part.partition("]")
-        blocks[name] = [line for line in body.split("\n") if line]
 
     def pairs(name: str) -> dict[str, str]:
         found: dict[str, str] = {}

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from conjure.protocol.lemmas import installed_version, noun_lemmas
+from conjure.protocol.sections import read_sections
 from conjure.protocol.text import has_visible, unshown_problem
 
 __all__ = [
@@ -116,13 +117,7 @@ class WordData:
 
 def parse_word_data(text: str) -> WordData:
     """Parse the data file's text (see `protocol/databuild/build_wordforms.py` for the format)."""
-    sections: dict[str, list[str]] = {}
-    current: list[str] = []
-    for line in text.splitlines():
-        if line.startswith("[") and line.endswith("]"):
-            current = sections.setdefault(line[1:-1], [])
-        elif line and not line.startswith("#"):
-            current.append(line)
+    _, sections = read_sections(text)
     exceptions: dict[str, tuple[str, ...]] = {}
     for line in sections.get("exceptions", []):
         form, *bases = line.split("\t")

@@ -333,3 +333,47 @@ def test_import_does_not_load_the_data() -> None:
         "assert 'lemminflect' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _wordforms_builder():
+    """protocol/databuild/build_wordforms.py, which is in no package (it needs WordNet's files)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "protocol" / "databuild" / "build_wordforms.py"
+    spec = importlib.util.spec_from_file_location("build_wordforms", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_packaged_data_reads_back_into_the_very_text_it_was_built_as() -> None:
+    """What the builder writes, the reader reads whole: rendering the parsed data again gives
+    the packaged text byte for byte (no entry lost to the sections' split, none added)."""
+    build = _wordforms_builder()
+    resource = resources.files("conjure.protocol.data").joinpath(words.DATA_FILE)
+    text = gzip.decompress(resource.read_bytes()).decode("utf-8")
+    d = words.parse_word_data(text)
+    again = build.render(d.nouns, d.capitalised, d.other, d.exceptions, d.sense_counts)
+    assert again == text
+    assert len(d.nouns) > 100_000 and len(d.exceptions) > 1_000 and len(d.sense_counts) > 100
+
+
+@pytest.mark.parametrize("entry", ["[nouns]", "[x", "", "two\nlines", "tab\there"])
+def test_the_builder_refuses_an_entry_the_data_file_cannot_hold(entry: str) -> None:
+    build = _wordforms_builder()
+    with pytest.raises(ValueError, match="cannot hold"):
+        build.render(["cat", entry], [], [], {}, {})
+    with pytest.raises(ValueError, match="cannot hold"):
+        build.render(["cat"], [], [], {"mice": ("mouse", entry)}, {})
+
+
+def test_sections_are_split_at_lines_that_open_one() -> None:
+    from conjure.protocol.sections import read_sections
+
+    head, sections = read_sections("# a\n# b\n[one]\nx\n\ny [z]\n[two]\n[one]\nw\n")
+    assert head == ["# a", "# b"]
+    assert sections == {"one": ["x", "y [z]", "w"], "two": []}
+    assert read_sections("[only]\na") == ([], {"only": ["a"]})
+    assert read_sections("") == ([], {})

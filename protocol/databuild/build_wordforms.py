@@ -134,7 +134,15 @@ def render(
     exceptions: dict[str, tuple[str, ...]],
     sense_counts: dict[str, int],
 ) -> str:
-    """The data file's text: header, then the five sorted sections."""
+    """The data file's text: header, then the five sorted sections.
+
+    Every entry is one non-empty line that does not begin with ``[`` (``protocol.sections``
+    would read that as a section's start); ValueError otherwise.
+    """
+    bases = [base for forms in exceptions.values() for base in forms]
+    for entry in (*nouns, *capitalised, *other, *exceptions, *bases, *sense_counts):
+        if not entry or entry.startswith("[") or "\n" in entry or "\t" in entry:
+            raise ValueError(f"an entry the data file cannot hold: {entry!r}")
     lines = [HEADER, "[nouns]", *sorted(nouns), "[capitalised]", *sorted(capitalised)]
     lines += ["[other]", *sorted(other), "[exceptions]"]
     lines += ["\t".join((form, *bases)) for form, bases in sorted(exceptions.items())]
