@@ -1,6 +1,6 @@
 """``conjure replay LOG``: verify a saved game log, then explain every round and every point.
 
-    conjure replay replays/<game>.jsonl [--round N] [--json] [--events]
+    conjure replay replays/<game>.jsonl [LOG ...] [--round N] [--json] [--events]
                    [--receipt SEQ:HASH|FILE ...] [--state-dir DIR ...] [--no-state-dir]
                    [--house-rule NAME ...]
 
@@ -10,6 +10,9 @@ state directory), and every round's score recomputed by the rules engine against
 it explains each round (or just ``--round N``) and the totals. ``--events`` lists the events one per
 line, ``--json`` prints one JSON document instead of text. ``--house-rule NAME`` also re-scores
 every round by that reading of the rulebook (docs/RULES.md, House rules), beside the official score.
+
+Several logs are audited in turn, each report under a ``==> LOG <==`` line, then one summary line
+(with ``--json``: one list of the reports); the exit status is the worst of theirs.
 
 Exit status: 0 when everything verifies, 1 when anything does not (a torn tail included: the
 game's last action was cut), 2 when the input cannot be audited at all (no such file, not a log,
@@ -730,7 +733,13 @@ def render_json(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("log", metavar="LOG", type=Path, help="a game log (replays/<game>.jsonl)")
+    parser.add_argument(
+        "log",
+        metavar="LOG",
+        type=Path,
+        nargs="+",
+        help="a game log (replays/<game>.jsonl), or several: each is audited in turn",
+    )
     parser.add_argument(
         "--round", type=int, metavar="N", help="explain only round N (everything is verified)"
     )
@@ -774,30 +783,92 @@ def run(args: argparse.Namespace) -> int:
                 receipts.append(parse_receipt_arg(item))
     except Unusable as exc:
         return _fail(str(exc))
+    logs: list[Path] = args.log
+    if receipts and len(logs) > 1:
+        return _fail(
+            "a SEQ:HASH receipt names no game, so it goes with one log: give that log alone, "
+            "or the receipt file a client saved (it names its game)"
+        )
     if args.no_state_dir:
         state_dirs: list[Path] = []
     else:
         state_dirs = list(args.state_dir or [default_state_dir()])
+    if len(logs) > 1:
+        return _replay_many(args, logs, state_dirs, files)
     try:
-        a = audit(args.log, receipts, state_dirs, files)
+        status, out = _replay_one(args, logs[0], receipts, state_dirs, files, alone=True)
     except Unusable as exc:
         return _fail(str(exc))
+    print(shown(json.dumps(out, ensure_ascii=False, indent=2) if args.json else out))
+    return status
+
+
+def _replay_one(
+    args: argparse.Namespace,
+    log: Path,
+    receipts: list[Receipt],
+    state_dirs: list[Path],
+    files: list[Path],
+    *,
+    alone: bool,
+) -> tuple[int, Any]:
+    """One log's exit status (0 or 1) and its report: text, or the JSON document. Raises
+    Unusable. A receipt file's entries without a ``game_id`` count only when the log is
+    ``alone``: with several logs, the file is named for none of them."""
+    a = audit(log, receipts, state_dirs, files, files_named_for_game=alone)
     rounds = a.rounds
     steps = a.steps
     if args.round is not None:
         r = a.round(args.round)
         if r is None:
             held = f"it holds rounds 1-{a.rounds[-1].number}" if a.rounds else "it holds no round"
-            return _fail(f"{args.log}: round {args.round} is not in this log ({held})")
+            raise Unusable(f"{log}: round {args.round} is not in this log ({held})")
         rounds = [r]
         steps = r.steps
     house = audit_house(a, args.house_rule) if args.house_rule else None
     if args.json:
-        doc = render_json(a, rounds, args.events, steps, house)
-        print(shown(json.dumps(doc, ensure_ascii=False, indent=2)))
+        out: Any = render_json(a, rounds, args.events, steps, house)
     else:
-        print(shown(render_text(a, rounds, args.events, steps, house)))
-    return 0 if a.verified else 1
+        out = render_text(a, rounds, args.events, steps, house)
+    return (0 if a.verified else 1), out
+
+
+def _replay_many(
+    args: argparse.Namespace, logs: list[Path], state_dirs: list[Path], files: list[Path]
+) -> int:
+    """Several logs in one run (``conjure replay replays/*.jsonl``): each report in turn under
+    a ``==> LOG <==`` line, then one line that sums them up; or one JSON list. The exit status
+    is the worst of theirs: 2 if any could not be audited, else 1 if any did not verify."""
+    worst = 0
+    docs: list[Any] = []
+    failed: list[str] = []
+    unusable: list[str] = []
+    for i, log in enumerate(logs):
+        if not args.json:
+            print(shown(("\n" if i else "") + f"==> {log} <=="), flush=True)
+        try:
+            status, out = _replay_one(args, log, [], state_dirs, files, alone=False)
+        except Unusable as exc:
+            status, out = _fail(str(exc)), {"log": str(log), "unusable": str(exc)}
+            unusable.append(str(log))
+        else:
+            if status:
+                failed.append(str(log))
+        worst = max(worst, status)
+        if args.json:
+            docs.append(out)
+        elif status != 2:
+            print(shown(out), flush=True)
+    if args.json:
+        print(shown(json.dumps(docs, ensure_ascii=False, indent=2)))
+        return worst
+    parts = [f"{len(logs) - len(failed) - len(unusable)} verified"]
+    if failed:
+        parts.append(f"{len(failed)} not verified ({', '.join(failed)})")
+    if unusable:
+        parts.append(f"{len(unusable)} could not be audited ({', '.join(unusable)})")
+    print(shown(f"\n{counted(len(logs), 'log')}: " + "; ".join(parts)))
+    return worst
 
 
 def shown(text: str) -> str:

@@ -323,7 +323,9 @@ def _read(path: Path, audit: Audit) -> None:
     except OSError as exc:
         raise Unusable(f"{path}: cannot read it: {exc.strerror or exc}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise Unusable(f"{path}: is a directory, not a game log (give one replays/*.jsonl file)")
+        raise Unusable(
+            f"{path}: is a directory, not a game log (give its logs: conjure replay {path}/*.jsonl)"
+        )
     if not stat.S_ISREG(st.st_mode):
         raise Unusable(f"{path}: is not a regular file (a pipe or a device), so not a game log")
     try:  # only the start is needed to tell a log from something else: never read a file whole
@@ -893,8 +895,12 @@ def audit(
     receipts: Sequence[Receipt] = (),
     state_dirs: Sequence[Path] = (),
     receipt_files: Sequence[Path] = (),
+    *,
+    files_named_for_game: bool = True,
 ) -> Audit:
-    """Verify and re-derive one log. Raises Unusable for input that is not an auditable log."""
+    """Verify and re-derive one log. Raises Unusable for input that is not an auditable log.
+    ``files_named_for_game``: the receipt files were given for this log, so their entries
+    without a ``game_id`` are its own (see :func:`receipts_from_file`)."""
     a = Audit(Path(path))
     with _collector_paused():
         _read(a.path, a)
@@ -902,7 +908,7 @@ def audit(
     a.receipts = list(receipts)
     game_id = a.start.game_id if a.start is not None else None
     for f in receipt_files:
-        got, notes = receipts_from_file(f, game_id, named_for_game=True)
+        got, notes = receipts_from_file(f, game_id, named_for_game=files_named_for_game)
         a.receipts.extend(got)
         a.notes.extend(notes)
     if game_id is None and state_dirs:

@@ -657,3 +657,88 @@ def test_text_from_the_log_cannot_drive_the_terminal(tmp_path, capsys):
     replay(str(path), "--json")
     doc = json.loads(capsys.readouterr().out)
     assert doc["players"][1]["name"] == evil  # the JSON still carries the exact text
+
+
+# ---------------------------------------------------------------------------------------------
+# Several logs in one run: `conjure replay replays/*.jsonl`
+
+
+@pytest.fixture
+def night(tmp_path) -> dict[str, Path]:
+    """A night's replays: two good games and one whose line 6 was edited afterwards."""
+    logs = {"a": tmp_path / "game-a.jsonl", "dark": tmp_path / "game-dark.jsonl"}
+    write_log(logs["a"], sample_game().decisions)
+    write_log(logs["dark"], dark_game().decisions)
+    lines = _lines(logs["a"].read_bytes())
+    edited = lines[5].replace(b'"ts":', b'"ts":1', 1)
+    assert edited != lines[5]
+    logs["edited"] = tmp_path / "game-edited.jsonl"
+    logs["edited"].write_bytes(b"".join([*lines[:5], edited, *lines[6:]]))
+    return logs
+
+
+def test_several_logs_are_reported_in_turn_and_summed_up(night, capsys):
+    a, dark, edited = night["a"], night["dark"], night["edited"]
+    assert replay(str(a), str(dark), "--no-state-dir") == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"==> {a} <==\n")
+    assert out.index(f"==> {a} <==") < out.index(f"==> {dark} <==")
+    assert out.rstrip().endswith("2 logs: 2 verified")
+    alone = replay(str(dark), "--no-state-dir")
+    assert alone == 0 and capsys.readouterr().out.strip() in out  # each report as it is alone
+
+    assert replay(str(a), str(edited), str(dark), "--no-state-dir") == 1
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith(f"3 logs: 2 verified; 1 not verified ({edited})")
+
+
+def test_a_log_that_cannot_be_audited_does_not_stop_the_others(night, tmp_path, capsys):
+    a, dark = night["a"], night["dark"]
+    missing = tmp_path / "nope.jsonl"
+    assert replay(str(a), str(missing), str(tmp_path), str(dark), "--no-state-dir") == 2
+    captured = capsys.readouterr()
+    assert f"==> {dark} <==" in captured.out
+    assert captured.out.rstrip().endswith(
+        f"4 logs: 2 verified; 2 could not be audited ({missing}, {tmp_path})"
+    )
+    assert f"conjure replay: {missing}: no such file" in captured.err
+    assert f"conjure replay {tmp_path}/*.jsonl" in captured.err  # a folder: how to give its logs
+
+
+def test_several_logs_as_json_are_one_list_in_order(night, tmp_path, capsys):
+    missing = tmp_path / "nope.jsonl"
+    args = [str(night["a"]), str(night["edited"]), str(missing), "--no-state-dir", "--json"]
+    assert replay(*args) == 2
+    docs = json.loads(capsys.readouterr().out)
+    assert [d["log"] for d in docs] == args[:3]
+    assert [d.get("verified") for d in docs] == [True, False, None]
+    assert "no such file" in docs[2]["unusable"]
+
+
+def test_with_several_logs_a_receipt_must_say_its_game(night, tmp_path, capsys):
+    a, dark = night["a"], night["dark"]
+    records = read_log(a).records
+    assert replay(str(a), str(dark), "--receipt", f"3:{records[3].hash}") == 2
+    assert "SEQ:HASH receipt names no game" in capsys.readouterr().err
+    # A receipt file without game ids belongs to the one log it is given with, and to none of
+    # several: each is told it was ignored rather than failed on another game's receipt.
+    anon = tmp_path / "anon.json"
+    anon.write_text(json.dumps({"seq": 3, "hash": records[3].hash}))
+    code, doc = run_json(capsys, str(a), "--no-state-dir", "--receipt", str(anon))
+    assert code == 0 and [r["status"] for r in doc["receipts"]] == ["on-chain"]
+    assert replay(str(a), str(dark), "--no-state-dir", "--receipt", str(anon), "--json") == 0
+    docs = json.loads(capsys.readouterr().out)
+    assert [d["receipts"] for d in docs] == [[], []]
+    assert all(any("no game_id" in n for n in d["notes"]) for d in docs)
+
+
+def test_round_n_of_several_logs_is_round_n_of_each(night, capsys):
+    a, dark = night["a"], night["dark"]
+    rounds = [len(audit(p).rounds) for p in (a, dark)]
+    assert replay(str(a), str(dark), "--no-state-dir", "--round", "1", "--json") == 0
+    docs = json.loads(capsys.readouterr().out)
+    assert [[r["round"] for r in d["rounds"]] for d in docs] == [[1], [1]]
+    beyond = max(rounds)
+    assert replay(str(a), str(dark), "--no-state-dir", "--round", str(beyond)) == 2
+    captured = capsys.readouterr()
+    assert f"round {beyond} is not in this log" in captured.err
