@@ -849,15 +849,16 @@ def _replay_many(
         try:
             status, out = _replay_one(args, log, [], state_dirs, files, alone=False)
         except Unusable as exc:
-            status, out = _fail(str(exc)), {"log": str(log), "unusable": str(exc)}
+            worst = max(worst, _fail(str(exc)))
             unusable.append(str(log))
-        else:
-            if status:
-                failed.append(str(log))
+            docs.append({"log": str(log), "unusable": str(exc)})
+            continue
         worst = max(worst, status)
+        if status:
+            failed.append(str(log))
         if args.json:
             docs.append(out)
-        elif status != 2:
+        else:
             print(shown(out), flush=True)
     if args.json:
         print(shown(json.dumps(docs, ensure_ascii=False, indent=2)))
