@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
+
+from conjure.protocol.text import is_hex64
 
 DOMAIN = b"conjure-summon-commitment-v1"
 NONCE_BYTES = 32
-HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def _field(data: bytes) -> bytes:
@@ -50,7 +50,7 @@ def check_reveal(
     expected: str, game_id: str, round_: int, seat: int, nonce_hex: str, word: str
 ) -> bool:
     """Does (word, nonce) open this commitment? Malformed nonces simply do not."""
-    if not HEX64.match(nonce_hex):
+    if not is_hex64(nonce_hex):
         return False
     got = commitment(game_id, round_, seat, bytes.fromhex(nonce_hex), word)
     return hmac.compare_digest(got, expected)

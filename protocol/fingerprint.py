@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
+
+from conjure.protocol.text import is_hex64
 
 PREFIX = "sha256:"
-_HEX64 = re.compile(r"^[0-9A-F]{64}$")
 
 
 def fingerprint(der: bytes) -> str:
@@ -27,7 +27,7 @@ def parse_fingerprint(text: str) -> str:
     if body.lower().startswith(PREFIX):
         body = body[len(PREFIX) :]
     body = body.replace(":", "").upper()
-    if not _HEX64.match(body):
+    if not is_hex64(body.lower()):
         raise ValueError(
             f"{text!r} is not a certificate fingerprint (expected {PREFIX} and 64 hex digits,"
             " as the server prints it)"

@@ -32,6 +32,7 @@ __all__ = [
     "escape_unshown",
     "first_unshown",
     "has_visible",
+    "is_hex64",
     "is_unshown",
     "is_visible",
     "kind_of",
@@ -39,6 +40,16 @@ __all__ = [
 ]
 
 _UNSHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+_HEX_DIGITS = "0123456789abcdef"
+
+
+def is_hex64(text: object) -> bool:
+    """Exactly 64 lowercase hex digits: a SHA-256 digest or a 32-byte nonce as the project writes
+    them (log hashes, commitments, nonces, seeds). Not a regex: ``^...$`` also matches before a
+    final newline, and ``bytes.fromhex`` skips whitespace, so a digest with one appended would
+    pass both and still be another string."""
+    return isinstance(text, str) and len(text) == 64 and not text.strip(_HEX_DIGITS)
+
 
 #: Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt), inclusive.
 DEFAULT_IGNORABLE_RANGES: tuple[tuple[int, int], ...] = (

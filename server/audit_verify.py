@@ -27,7 +27,6 @@ import contextlib
 import gc
 import json
 import os
-import re
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from conjure.protocol import events as ev
 from conjure.protocol.commitment import check_reveal
 from conjure.protocol.events import RULES_VERSION
 from conjure.protocol.statedir import RECEIPTS_DIR, receipt_file_name
+from conjure.protocol.text import is_hex64
 from conjure.protocol.wording import signed
 from conjure.protocol.words import word_fingerprint
 from conjure.server.logformat import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
@@ -55,7 +55,6 @@ from conjure.server.rules.state import Game
 KNOWN_RULES_VERSIONS: frozenset[int] = frozenset(ev.AUDITABLE_RULES)
 
 _RECORD_START = b'{"batch":'
-_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
 class Unusable(Exception):
@@ -93,7 +92,7 @@ class Receipt:
 def parse_receipt_arg(text: str) -> Receipt:
     """``SEQ:HASH`` from the command line; raises Unusable with a sentence otherwise."""
     seq_text, sep, hash_text = text.strip().partition(":")
-    if not sep or not seq_text.isdigit() or not _HEX64.match(hash_text):
+    if not sep or not seq_text.isdigit() or not is_hex64(hash_text.lower()):
         raise Unusable(
             f"--receipt {text!r}: expected SEQ:HASH (a sequence number, a colon and the record's "
             "64 hex digit hash) or a receipt file"
@@ -140,7 +139,7 @@ def receipts_from_file(
         if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
             notes.append(f"ignored {where}: no usable seq")
             continue
-        if not isinstance(hash_, str) or not _HEX64.match(hash_):
+        if not isinstance(hash_, str) or not is_hex64(hash_.lower()):
             notes.append(f"ignored {where}: no usable hash")
             continue
         found.append(Receipt(seq, hash_.lower(), where))

@@ -514,6 +514,13 @@ def test_a_receipt_file_can_be_given_directly(tmp_path, capsys):
     receipt.write_text(json.dumps({"game_id": "game-1", "seq": 10, "hash": records[11].hash}))
     code, doc = run_json(capsys, str(path), "--no-state-dir", "--receipt", str(receipt))
     assert code == 1 and doc["receipts"][0]["status"] == "not-on-chain"
+    # A hash spelt with a newline after it is no hash: ignored with a note, not checked.
+    receipt.write_text(
+        json.dumps({"game_id": "game-1", "seq": 11, "hash": records[11].hash + "\n"})
+    )
+    code, doc = run_json(capsys, str(path), "--no-state-dir", "--receipt", str(receipt))
+    assert code == 0 and doc["receipts"] == []
+    assert any("no usable hash" in n for n in doc["notes"])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -248,6 +248,22 @@ def test_S4_a_reveal_that_does_not_match_is_refused():
     assert t.reject(bad) == "reveal_mismatch"
     bad = c.Reveal(now=t.now, seat=1, word="wBob", nonce="00" * 32)
     assert t.reject(bad) == "reveal_mismatch"
+    # The right nonce spelt otherwise (bytes.fromhex would read each of these as the same bytes)
+    # opens nothing: the nonce logged must be the one the commitment was made with.
+    nonce = nonce_for(1, 1, "wBob").hex()
+    for spelt in (nonce + "\n", nonce.upper(), nonce[:32] + " " + nonce[32:]):
+        bad = c.Reveal(now=t.now, seat=1, word="wBob", nonce=spelt)
+        assert t.reject(bad) == "reveal_mismatch", spelt
+
+
+def test_S4_a_commitment_is_exactly_64_lower_case_hex_digits():
+    t = Table(4)
+    t.choose(0)
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Ann", "Bob")
+    for spelt in ("ab" * 32 + "\n", "AB" * 32, "ab" * 31, "ab" * 33, "xy" * 32):
+        assert t.reject(c.Commit(now=t.now, seat=1, commitment=spelt)) == "bad_commitment"
+    t.commit("Bob", "wBob")  # and the seat can still commit properly
 
 
 def test_S5_review_ends_when_everyone_is_done():

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from typing import Literal
 
 from conjure.protocol import events as ev
-from conjure.protocol.commitment import HEX64, check_reveal
+from conjure.protocol.commitment import check_reveal
 from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
 from conjure.protocol.deal import combined_seed, commitment_of, seeded_deal
 from conjure.protocol.errors import Refusal
 from conjure.protocol.events import RULE_TEXT, RULES_VERSION, is_rule
 from conjure.protocol.house import UnknownHouseRule, canonical
+from conjure.protocol.text import is_hex64
 from conjure.protocol.words import same_word, validate_written
 from conjure.server.rules import commands as cmd
 from conjure.server.rules.evolve import concerned_seats, evolve
@@ -323,11 +324,11 @@ def _check_deal(c: cmd.StartGame, n: int) -> None:
     deck with the combined seed puts exactly these cards on the table (protocol.deal)."""
     d = c.setup.deal
     assert d is not None
-    if not (HEX64.match(d.server_seed) and HEX64.match(d.commitment)):
+    if not (is_hex64(d.server_seed) and is_hex64(d.commitment)):
         raise Refusal("bad_deal", "The deal's seed and commitment are 64 lower-case hex digits.")
     if commitment_of(d.server_seed) != d.commitment:
         raise Refusal("bad_deal", "The server's seed does not open the commitment it announced.")
-    if any(s not in range(n) or not HEX64.match(v) for s, v in d.contributions.items()):
+    if any(s not in range(n) or not is_hex64(v) for s, v in d.contributions.items()):
         raise Refusal("bad_deal", "A deal contribution names no seat, or is not 64 hex digits.")
     dealt = seeded_deal(d.deck, n, combined_seed(d.server_seed, d.contributions, n))
     if tuple(c.setup.cards) != dealt:
@@ -414,7 +415,7 @@ def _commit(b: _Builder, c: cmd.Commit) -> None:
             raise Refusal("not_your_turn", "The conjurer is choosing their word.")
     elif c.seat not in g.summoners():
         raise Refusal("commits_closed", "You have already summoned this round.")
-    if not HEX64.match(c.commitment):
+    if not is_hex64(c.commitment):
         raise Refusal("bad_commitment", "A commitment is 64 lower-case hex digits.")
     for s, other in r.commits.items():
         if s != c.seat and other == c.commitment:

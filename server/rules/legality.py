@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from conjure.protocol import events as ev
-from conjure.protocol.commitment import HEX64
 from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS
 from conjure.protocol.events import AUDITABLE_RULES, COLOURS, RULE_TEXT, RULES_VERSION
+from conjure.protocol.text import is_hex64
 from conjure.protocol.words import validate_written
 from conjure.server.rules.decide import MAX_PROPOSALS_PER_PLAYER
 from conjure.server.rules.evolve import evolve
@@ -250,7 +250,7 @@ def _check_act(g: Game, r: Round, phase: str | None, e: _PlayerAct) -> None:
                 raise _Illegal(f"by seat {actor}; only the conjurer commits now")
             if phase == "commit" and actor not in g.summoners():
                 raise _Illegal(f"by seat {actor}, who does not summon in this phase")
-            if not HEX64.match(commitment):
+            if not is_hex64(commitment):
                 raise _Illegal("the commitment is not 64 lower-case hex digits")
         case ev.Revealed(word=word):
             _need_phase(phase, "reveal")
