@@ -14,7 +14,7 @@ from pathlib import Path
 
 STATE_DIR_ENV = "CONJURE_STATE_DIR"
 RECEIPTS_DIR = "receipts"
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # fullmatch: a "$" would take a final newline
 
 
 def default_state_dir() -> Path:
@@ -30,6 +30,6 @@ def default_state_dir() -> Path:
 def receipt_file_name(game_id: str) -> str:
     """The file under ``receipts/`` holding a game's receipt: the id itself when it is a safe
     file name, else its SHA-256 (so no game id can name a path outside the folder)."""
-    if _SAFE_NAME.match(game_id) and game_id not in (".", ".."):
+    if _SAFE_NAME.fullmatch(game_id) and game_id not in (".", ".."):
         return f"{game_id}.json"
     return hashlib.sha256(game_id.encode()).hexdigest() + ".json"

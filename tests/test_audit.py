@@ -505,6 +505,7 @@ def test_the_client_keeps_receipts_where_the_audit_looks(tmp_path, monkeypatch):
         assert StateDir(tmp_path / "s").receipt_path(game_id) == expected
     assert receipt_file_name("game-1") == "game-1.json"
     assert "/" not in receipt_file_name("../escape")
+    assert "\n" not in receipt_file_name("game-1\n")  # a server's game id may end in anything
 
 
 def test_a_receipt_file_can_be_given_directly(tmp_path, capsys):
