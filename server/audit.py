@@ -37,6 +37,7 @@ from conjure.protocol.wording import counted, signed, stars
 from conjure.server.audit_verify import (
     Audit,
     Receipt,
+    ReceiptReads,
     RoundAudit,
     Step,
     Unusable,
@@ -767,7 +768,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(text: str) -> int:
-    print(f"conjure replay: {text}", file=sys.stderr)
+    print(shown(f"conjure replay: {text}"), file=sys.stderr)  # it may quote a hostile name
     return 2
 
 
@@ -796,7 +797,7 @@ def run(args: argparse.Namespace) -> int:
     if len(logs) > 1:
         return _replay_many(args, logs, state_dirs, files)
     try:
-        status, out = _replay_one(args, logs[0], receipts, state_dirs, files, alone=True)
+        status, out, _ = _replay_one(args, logs[0], receipts, state_dirs, files)
     except Unusable as exc:
         return _fail(str(exc))
     print(shown(json.dumps(out, ensure_ascii=False, indent=2) if args.json else out))
@@ -809,67 +810,110 @@ def _replay_one(
     receipts: list[Receipt],
     state_dirs: list[Path],
     files: list[Path],
-    *,
-    alone: bool,
-) -> tuple[int, Any]:
-    """One log's exit status (0 or 1) and its report: text, or the JSON document. Raises
-    Unusable. A receipt file's entries without a ``game_id`` count only when the log is
-    ``alone``: with several logs, the file is named for none of them."""
-    a = audit(log, receipts, state_dirs, files, files_named_for_game=alone)
+    reads: ReceiptReads | None = None,
+) -> tuple[int, Any, Audit]:
+    """One log's exit status (0 or 1), its report (text, or the JSON document) and audit. Raises
+    Unusable. Alone (no ``reads``), a log without round ``--round N`` is unusable; among several
+    (``reads`` given), it is still verified and reported, with a note that the round is not in
+    it; and a receipt file's entries without a ``game_id`` count for none of them."""
+    alone = reads is None
+    a = audit(log, receipts, state_dirs, files, files_named_for_game=alone, reads=reads)
     rounds = a.rounds
     steps = a.steps
     if args.round is not None:
         r = a.round(args.round)
         if r is None:
             held = f"it holds rounds 1-{a.rounds[-1].number}" if a.rounds else "it holds no round"
-            raise Unusable(f"{log}: round {args.round} is not in this log ({held})")
-        rounds = [r]
-        steps = r.steps
+            if alone:
+                raise Unusable(f"{log}: round {args.round} is not in this log ({held})")
+            a.notes.append(f"round {args.round} is not in this log ({held}): nothing to explain")
+            rounds, steps = [], []
+        else:
+            rounds = [r]
+            steps = r.steps
     house = audit_house(a, args.house_rule) if args.house_rule else None
     if args.json:
         out: Any = render_json(a, rounds, args.events, steps, house)
     else:
         out = render_text(a, rounds, args.events, steps, house)
-    return (0 if a.verified else 1), out
+    return (0 if a.verified else 1), out, a
 
 
 def _replay_many(
     args: argparse.Namespace, logs: list[Path], state_dirs: list[Path], files: list[Path]
 ) -> int:
     """Several logs in one run (``conjure replay replays/*.jsonl``): each report in turn under
-    a ``==> LOG <==`` line, then one line that sums them up; or one JSON list. The exit status
-    is the worst of theirs: 2 if any could not be audited, else 1 if any did not verify."""
+    a ``==> LOG <==`` line, then a summary (the logs that did not verify, those that could not
+    be audited, and any game held by two logs); or one JSON object of the reports and that
+    summary. The exit status is the worst of theirs (2 if any could not be audited, else 1 if
+    any did not verify), and 1 if two logs of one game part ways."""
     worst = 0
     docs: list[Any] = []
     failed: list[str] = []
-    unusable: list[str] = []
+    unusable: list[str] = []  #: each one's reason
+    reads = ReceiptReads()
+    games: dict[str, list[tuple[str, list[str]]]] = {}  #: game id -> (log, its chain's hashes)
     for i, log in enumerate(logs):
         if not args.json:
             print(shown(("\n" if i else "") + f"==> {log} <=="), flush=True)
         try:
-            status, out = _replay_one(args, log, [], state_dirs, files, alone=False)
+            status, out, a = _replay_one(args, log, [], state_dirs, files, reads)
         except Unusable as exc:
             worst = max(worst, _fail(str(exc)))
-            unusable.append(str(log))
+            unusable.append(str(exc))
             docs.append({"log": str(log), "unusable": str(exc)})
             continue
         worst = max(worst, status)
         if status:
             failed.append(str(log))
+        if a.start is not None and a.corrupt is None:  # an edited log is already NOT VERIFIED
+            games.setdefault(a.start.game_id, []).append((str(log), [r.hash for r in a.records]))
         if args.json:
             docs.append(out)
         else:
             print(shown(out), flush=True)
+    copies = [_copies(game_id, held) for game_id, held in games.items() if len(held) > 1]
+    if any(parted for _, parted in copies):
+        worst = max(worst, 1)
+    verified = len(logs) - len(failed) - len(unusable)
     if args.json:
-        print(shown(json.dumps(docs, ensure_ascii=False, indent=2)))
+        doc = {
+            "logs": docs,
+            "verified": verified,
+            "not_verified": failed,
+            "unusable": unusable,
+            "same_game": [{"text": text, "parted": parted} for text, parted in copies],
+        }
+        print(shown(json.dumps(doc, ensure_ascii=False, indent=2)))
         return worst
-    parts = [f"{len(logs) - len(failed) - len(unusable)} verified"]
-    if failed:
-        parts.append(f"{len(failed)} not verified ({', '.join(failed)})")
-    if unusable:
-        parts.append(f"{len(unusable)} could not be audited ({', '.join(unusable)})")
-    print(shown(f"\n{counted(len(logs), 'log')}: " + "; ".join(parts)))
+    counts = [f"{verified} verified"]
+    counts += [f"{len(failed)} NOT VERIFIED"] if failed else []
+    counts += [f"{len(unusable)} could not be audited"] if unusable else []
+    lines = [f"{counted(len(logs), 'log')}: " + ", ".join(counts)]
+    lines += [f"  NOT VERIFIED: {log}" for log in failed]
+    lines += [f"  could not be audited: {why}" for why in unusable]
+    lines += [f"  {'NOT VERIFIED' if parted else 'note'}: {text}" for text, parted in copies]
+    print(shown("\n" + "\n".join(lines)))
     return worst
+
+
+def _copies(game_id: str, held: list[tuple[str, list[str]]]) -> tuple[str, bool]:
+    """A sentence on the logs that hold one game, and whether two of them part ways: each is a
+    chain that verifies on its own, so two that differ at one seq mean one was written again
+    (or two servers ran the game); a copy taken while the game went on is only shorter."""
+    (first, chain), *others = sorted(held, key=lambda h: -len(h[1]))
+    parts: list[str] = []
+    parted = False
+    for log, other in others:
+        at = next((i for i, (x, y) in enumerate(zip(chain, other, strict=False)) if x != y), None)
+        if at is not None:
+            parted = True
+            parts.append(f"{log} parts from it at seq {at}: one of the two was written again")
+        elif len(other) == len(chain):
+            parts.append(f"{log} holds the same {counted(len(chain), 'record')}")
+        else:
+            parts.append(f"{log} is a copy of it cut after seq {len(other) - 1}")
+    return f"game {game_id} is in {len(held)} logs: {first}; " + "; ".join(parts), parted
 
 
 def shown(text: str) -> str:

@@ -108,8 +108,45 @@ def _receipt_items(doc: Any) -> list[Any]:
     return [doc]
 
 
+class ReceiptReads:
+    """Receipt files and folders as first read in one run. ``conjure replay`` over many logs
+    looks through every file of a state directory for each log: each is read and listed once."""
+
+    def __init__(self) -> None:
+        self._docs: dict[Path, tuple[Any, str | None]] = {}
+        self._listings: dict[Path, list[Path] | str] = {}
+
+    def doc(self, path: Path) -> tuple[Any, str | None]:
+        """A file's JSON, or None and why not."""
+        found = self._docs.get(path)
+        if found is None:
+            try:
+                found = json.loads(path.read_bytes()), None
+            except OSError as exc:
+                found = None, f"ignored {path}: cannot read it ({exc.strerror or exc})"
+            except ValueError:
+                found = None, f"ignored {path}: not JSON"
+            self._docs[path] = found
+        return found
+
+    def listing(self, folder: Path) -> list[Path] | str:
+        """A folder's ``.json`` files in order, or why it cannot be listed."""
+        found = self._listings.get(folder)
+        if found is None:
+            try:
+                found = sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file())
+            except OSError as exc:
+                found = f"ignored {folder}: cannot list it ({exc.strerror or exc})"
+            self._listings[folder] = found
+        return found
+
+
 def receipts_from_file(
-    path: Path, game_id: str | None, *, named_for_game: bool = False
+    path: Path,
+    game_id: str | None,
+    *,
+    named_for_game: bool = False,
+    reads: ReceiptReads | None = None,
 ) -> tuple[list[Receipt], list[str]]:
     """Receipts in one JSON file (an object, a list of them, or ``{"receipts": [...]}``).
 
@@ -117,12 +154,9 @@ def receipts_from_file(
     skipped with a note. An entry without ``game_id`` counts only if the file is named for the game.
     """
     notes: list[str] = []
-    try:
-        doc = json.loads(path.read_bytes())
-    except OSError as exc:
-        return [], [f"ignored {path}: cannot read it ({exc.strerror or exc})"]
-    except ValueError:
-        return [], [f"ignored {path}: not JSON"]
+    doc, unread = (reads or ReceiptReads()).doc(path)
+    if unread is not None:
+        return [], [unread]
     found: list[Receipt] = []
     for i, item in enumerate(_receipt_items(doc)):
         where = f"{path}" if not isinstance(doc, list) else f"{path} [{i}]"
@@ -133,7 +167,7 @@ def receipts_from_file(
         if game_id is not None and gid is not None and gid != game_id:
             continue  # another game's receipt: not ours to check
         if gid is None and not named_for_game:
-            notes.append(f"ignored {where}: no game_id")
+            notes.append(f"ignored {where}: no game_id, so it is for no one of several logs")
             continue
         seq, hash_ = item.get("seq"), item.get("hash")
         if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
@@ -146,7 +180,9 @@ def receipts_from_file(
     return found, notes
 
 
-def receipts_from_state_dir(state_dir: Path, game_id: str) -> tuple[list[Receipt], list[str]]:
+def receipts_from_state_dir(
+    state_dir: Path, game_id: str, reads: ReceiptReads | None = None
+) -> tuple[list[Receipt], list[str]]:
     """Every receipt for ``game_id`` under ``<state_dir>/receipts/`` (its own file, and any other
     JSON file there that names the game)."""
     folder = state_dir / RECEIPTS_DIR
@@ -155,12 +191,12 @@ def receipts_from_state_dir(state_dir: Path, game_id: str) -> tuple[list[Receipt
     own = folder / receipt_file_name(game_id)
     found: list[Receipt] = []
     notes: list[str] = []
-    try:
-        files = sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file())
-    except OSError as exc:
-        return [], [f"ignored {folder}: cannot list it ({exc.strerror or exc})"]
+    reads = reads or ReceiptReads()
+    files = reads.listing(folder)
+    if isinstance(files, str):
+        return [], [files]
     for path in files:
-        got, why = receipts_from_file(path, game_id, named_for_game=path == own)
+        got, why = receipts_from_file(path, game_id, named_for_game=path == own, reads=reads)
         found.extend(got)
         if path == own:
             notes.extend(why)  # other files may hold other games: no noise about them
@@ -896,10 +932,12 @@ def audit(
     receipt_files: Sequence[Path] = (),
     *,
     files_named_for_game: bool = True,
+    reads: ReceiptReads | None = None,
 ) -> Audit:
     """Verify and re-derive one log. Raises Unusable for input that is not an auditable log.
     ``files_named_for_game``: the receipt files were given for this log, so their entries
-    without a ``game_id`` are its own (see :func:`receipts_from_file`)."""
+    without a ``game_id`` are its own (see :func:`receipts_from_file`). ``reads``: receipt
+    files already read in this run (several logs)."""
     a = Audit(Path(path))
     with _collector_paused():
         _read(a.path, a)
@@ -907,7 +945,9 @@ def audit(
     a.receipts = list(receipts)
     game_id = a.start.game_id if a.start is not None else None
     for f in receipt_files:
-        got, notes = receipts_from_file(f, game_id, named_for_game=files_named_for_game)
+        got, notes = receipts_from_file(
+            f, game_id, named_for_game=files_named_for_game, reads=reads
+        )
         a.receipts.extend(got)
         a.notes.extend(notes)
     if game_id is None and state_dirs:
@@ -917,7 +957,7 @@ def audit(
         )
     if game_id is not None:
         for d in state_dirs:
-            got, notes = receipts_from_state_dir(d, game_id)
+            got, notes = receipts_from_state_dir(d, game_id, reads)
             a.receipts.extend(got)
             a.notes.extend(notes)
     _check_receipts(a)

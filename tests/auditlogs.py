@@ -115,9 +115,9 @@ def sample_game(round1_spell: str = "wing") -> RecordingTable:
     return t
 
 
-def dark_game() -> RecordingTable:
+def dark_game(game_id: str = "game-1") -> RecordingTable:
     """Three players, Dark Magic, one flagged word; every round scored."""
-    t = RecordingTable(3, variant="dark-magic", cards=SAMPLE_CARDS[:3])
+    t = RecordingTable(3, variant="dark-magic", cards=SAMPLE_CARDS[:3], game_id=game_id)
     t.play_round(
         "Vehicle",
         {"Bob": "ship", "Cy": "star"},

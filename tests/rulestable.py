@@ -76,13 +76,14 @@ class Table:
         cards: tuple[tuple[str, int], ...] | None = None,
         limits: Limits | None = None,
         now: float = 1000.0,
+        game_id: str = "game-1",
     ) -> None:
         self.now = now
         self.state: Game | None = None
         self.events: list[Event] = []
         cards = cards or DEFAULT_CARDS[:n]
         dealt = tuple(Card(text=t, stars=stars) for t, stars in cards)
-        self.run(start_command(n, variant, dealt, limits=limits, now=now, game_id="game-1"))
+        self.run(start_command(n, variant, dealt, limits=limits, now=now, game_id=game_id))
 
     # -- plumbing
     @property

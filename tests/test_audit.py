@@ -676,7 +676,7 @@ def night(tmp_path) -> dict[str, Path]:
     """A night's replays: two good games and one whose line 6 was edited afterwards."""
     logs = {"a": tmp_path / "game-a.jsonl", "dark": tmp_path / "game-dark.jsonl"}
     write_log(logs["a"], sample_game().decisions)
-    write_log(logs["dark"], dark_game().decisions)
+    write_log(logs["dark"], dark_game("game-dark").decisions)
     lines = _lines(logs["a"].read_bytes())
     edited = lines[5].replace(b'"ts":', b'"ts":1', 1)
     assert edited != lines[5]
@@ -697,7 +697,7 @@ def test_several_logs_are_reported_in_turn_and_summed_up(night, capsys):
 
     assert replay(str(a), str(edited), str(dark), "--no-state-dir") == 1
     out = capsys.readouterr().out
-    assert out.rstrip().endswith(f"3 logs: 2 verified; 1 not verified ({edited})")
+    assert out.rstrip().endswith(f"3 logs: 2 verified, 1 NOT VERIFIED\n  NOT VERIFIED: {edited}")
 
 
 def test_a_log_that_cannot_be_audited_does_not_stop_the_others(night, tmp_path, capsys):
@@ -706,21 +706,25 @@ def test_a_log_that_cannot_be_audited_does_not_stop_the_others(night, tmp_path, 
     assert replay(str(a), str(missing), str(tmp_path), str(dark), "--no-state-dir") == 2
     captured = capsys.readouterr()
     assert f"==> {dark} <==" in captured.out
-    assert captured.out.rstrip().endswith(
-        f"4 logs: 2 verified; 2 could not be audited ({missing}, {tmp_path})"
-    )
+    summary = captured.out.rstrip().split("\n")[-3:]
+    assert summary[0] == "4 logs: 2 verified, 2 could not be audited"
+    assert summary[1] == f"  could not be audited: {missing}: no such file"
+    assert summary[2].startswith(f"  could not be audited: {tmp_path}: is a directory")
     assert f"conjure replay: {missing}: no such file" in captured.err
     assert f"conjure replay {tmp_path}/*.jsonl" in captured.err  # a folder: how to give its logs
 
 
-def test_several_logs_as_json_are_one_list_in_order(night, tmp_path, capsys):
+def test_several_logs_as_json_are_one_document_of_their_reports_in_order(night, tmp_path, capsys):
     missing = tmp_path / "nope.jsonl"
     args = [str(night["a"]), str(night["edited"]), str(missing), "--no-state-dir", "--json"]
     assert replay(*args) == 2
-    docs = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    docs = doc["logs"]
     assert [d["log"] for d in docs] == args[:3]
     assert [d.get("verified") for d in docs] == [True, False, None]
     assert "no such file" in docs[2]["unusable"]
+    assert doc["verified"] == 1 and doc["not_verified"] == args[1:2]
+    assert len(doc["unusable"]) == 1 and "no such file" in doc["unusable"][0]
 
 
 def test_with_several_logs_a_receipt_must_say_its_game(night, tmp_path, capsys):
@@ -735,18 +739,77 @@ def test_with_several_logs_a_receipt_must_say_its_game(night, tmp_path, capsys):
     code, doc = run_json(capsys, str(a), "--no-state-dir", "--receipt", str(anon))
     assert code == 0 and [r["status"] for r in doc["receipts"]] == ["on-chain"]
     assert replay(str(a), str(dark), "--no-state-dir", "--receipt", str(anon), "--json") == 0
-    docs = json.loads(capsys.readouterr().out)
+    docs = json.loads(capsys.readouterr().out)["logs"]
     assert [d["receipts"] for d in docs] == [[], []]
     assert all(any("no game_id" in n for n in d["notes"]) for d in docs)
 
 
 def test_round_n_of_several_logs_is_round_n_of_each(night, capsys):
-    a, dark = night["a"], night["dark"]
-    rounds = [len(audit(p).rounds) for p in (a, dark)]
+    """A log without round N is still verified and counted: N is only what to explain."""
+    a, dark, edited = night["a"], night["dark"], night["edited"]
     assert replay(str(a), str(dark), "--no-state-dir", "--round", "1", "--json") == 0
-    docs = json.loads(capsys.readouterr().out)
+    docs = json.loads(capsys.readouterr().out)["logs"]
     assert [[r["round"] for r in d["rounds"]] for d in docs] == [[1], [1]]
-    beyond = max(rounds)
-    assert replay(str(a), str(dark), "--no-state-dir", "--round", str(beyond)) == 2
+    short, long_ = sorted((a, dark), key=lambda p: len(audit(p).rounds))
+    beyond = len(audit(long_).rounds)
+    assert len(audit(short).rounds) < beyond
+    args = [str(short), str(long_), str(edited), "--no-state-dir", "--round", str(beyond)]
+    assert replay(*args, "--json") == 1
+    docs = json.loads(capsys.readouterr().out)["logs"]
+    assert [d["verified"] for d in docs] == [True, True, False]
+    assert docs[0]["rounds"] == [] and [r["round"] for r in docs[1]["rounds"]] == [beyond]
+    assert any(f"round {beyond} is not in this log" in n for n in docs[0]["notes"])
+    assert replay(*args) == 1
+    assert capsys.readouterr().out.rstrip().endswith(f"NOT VERIFIED: {edited}")
+
+
+def test_a_hostile_log_name_cannot_drive_the_terminal(night, tmp_path, capsys):
+    evil = tmp_path / "evil\x1b[2J.jsonl"
+    evil.write_bytes(night["a"].read_bytes())
+    missing = tmp_path / "gone\x1b]0;owned\x07.jsonl"
+    assert replay(str(evil), str(missing), "--no-state-dir") == 2
     captured = capsys.readouterr()
-    assert f"round {beyond} is not in this log" in captured.err
+    assert "\x1b" not in captured.out and "\x1b" not in captured.err
+    assert "\\u001b[2J" in captured.out and "\\u001b]0;owned" in captured.err
+
+
+def test_among_several_logs_receipts_go_to_their_own_game(night, tmp_path, monkeypatch, capsys):
+    a, dark = night["a"], night["dark"]
+    ra, rd = read_log(a).records, read_log(dark).records
+    gid_a, gid_d = (audit(p).start.game_id for p in (a, dark))
+    assert gid_a != gid_d
+    state = tmp_path / "state"
+    StateDir(state).save_receipt(gid_a, ra[-1].seq, ra[-1].hash, server="ws://x:1", room="ABCD")
+    StateDir(state).save_receipt(gid_d, rd[5].seq, rd[5].hash, server="ws://x:1", room="ABCD")
+    given = tmp_path / "from-bob.json"  # names its game: counts for that log only
+    given.write_text(json.dumps({"game_id": gid_d, "seq": 3, "hash": ra[3].hash}))
+    monkeypatch.setenv(STATE_DIR_ENV, str(state))
+    assert replay(str(a), str(dark), "--receipt", str(given), "--json") == 1
+    docs = json.loads(capsys.readouterr().out)["logs"]
+    assert [(r["seq"], r["status"]) for r in docs[0]["receipts"]] == [(ra[-1].seq, "on-chain")]
+    assert sorted((r["seq"], r["status"]) for r in docs[1]["receipts"]) == [
+        (3, "not-on-chain"),  # Bob's receipt for the dark game is another game's hash
+        (5, "on-chain"),
+    ]
+    assert [d["verified"] for d in docs] == [True, False]
+
+
+def test_two_logs_of_one_game_are_compared(night, tmp_path, capsys):
+    """A copy, a copy cut short, and a game written again (each chain sound on its own)."""
+    a = night["a"]
+    lines = _lines(a.read_bytes())
+    copy, cut, other = tmp_path / "copy.jsonl", tmp_path / "cut.jsonl", tmp_path / "other.jsonl"
+    copy.write_bytes(a.read_bytes())
+    records = read_log(a).records
+    end = next(r.seq for r in records[20:] if r.batch == 0)  # the end of a batch
+    cut.write_bytes(b"".join(lines[: end + 1]))
+    assert replay(str(a), str(copy), str(cut), "--no-state-dir") == 0
+    out = capsys.readouterr().out
+    assert f"  note: game game-1 is in 3 logs: {a}; {copy} holds the same" in out
+    assert f"{cut} is a copy of it cut after seq {end}" in out
+    write_log(other, sample_game(round1_spell="feather").decisions)  # round 1 went otherwise
+    assert replay(str(other), "--no-state-dir") == 0  # sound on its own
+    capsys.readouterr()
+    assert replay(str(a), str(other), "--no-state-dir", "--json") == 1
+    (same,) = json.loads(capsys.readouterr().out)["same_game"]
+    assert same["parted"] and "one of the two was written again" in same["text"]
