@@ -46,17 +46,42 @@ def _available() -> dict[str, tuple[str, str]]:
 
 
 def build_parser(available: dict[str, tuple[str, str]], command: str | None = None):
+    return build_parsers(available, command)[0]
+
+
+def build_parsers(
+    available: dict[str, tuple[str, str]], command: str | None = None
+) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser | None]:
+    """The whole parser, and ``command``'s own (with its arguments) when one is given."""
     parser = argparse.ArgumentParser(
         prog="conjure",
         description="Conjure: the party game of summoning words, over the network.",
     )
     parser.add_argument("--version", action="version", version=f"conjure {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    chosen = None
     for name, (module, help_) in available.items():
         sp = sub.add_parser(name, help=help_, description=help_)
         if name == command:
             importlib.import_module(module).add_arguments(sp)
-    return parser
+            chosen = sp
+    return parser, chosen
+
+
+def parse(
+    parser: argparse.ArgumentParser,
+    chosen: argparse.ArgumentParser | None,
+    command: str | None,
+    argv: list[str],
+) -> argparse.Namespace:
+    """The arguments. A command given first is parsed by its own parser, its options and names
+    in any order (``conjure replay a.jsonl --json b.jsonl``), which argparse does not do under
+    a parser with subcommands; anything else (``--version``, no command) by the whole parser."""
+    if chosen is None or argv[:1] != [command]:
+        return parser.parse_args(argv)
+    args = chosen.parse_intermixed_args(argv[1:])
+    args.command = command
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -65,8 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = next((a for a in argv if not a.startswith("-")), None)
     if command not in available:
         command = None
-    parser = build_parser(available, command)
-    args = parser.parse_args(argv)
+    parser, chosen = build_parsers(available, command)
+    args = parse(parser, chosen, command, argv)
     module = importlib.import_module(available[args.command][0])
     try:
         return int(module.run(args) or 0)

@@ -813,3 +813,15 @@ def test_two_logs_of_one_game_are_compared(night, tmp_path, capsys):
     assert replay(str(a), str(other), "--no-state-dir", "--json") == 1
     (same,) = json.loads(capsys.readouterr().out)["same_game"]
     assert same["parted"] and "one of the two was written again" in same["text"]
+
+
+def test_logs_and_options_come_in_any_order(night, capsys):
+    a, dark = night["a"], night["dark"]
+    assert replay(str(a), "--no-state-dir", str(dark), "--json") == 0
+    assert [d["log"] for d in json.loads(capsys.readouterr().out)["logs"]] == [str(a), str(dark)]
+    with pytest.raises(SystemExit) as info:  # and a usage error is the command's own
+        replay("--no-state-dir")
+    assert info.value.code == 2
+    assert "conjure replay: error: the following arguments are required: LOG" in (
+        capsys.readouterr().err
+    )
