@@ -1,7 +1,7 @@
 """Audit speed: how many logged events a second ``conjure replay`` verifies and decides again.
 
     .venv/bin/python bench/audit.py                  # 10,000+ events, 5 runs (about a minute)
-    .venv/bin/python bench/audit.py --quick          # smoke run: one game, one run, seconds
+    .venv/bin/python bench/audit.py --quick          # smoke run: two games, one run, seconds
     .venv/bin/python bench/audit.py --events 50000 --runs 3 --keep /tmp/logs --profile
 
 It plays seeded games on the real rules engine and writes them with the real log writer, one
@@ -198,11 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="timed runs of each stage (best kept)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the scripted games")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="copy the built logs into DIR")
-    parser.add_argument("--quick", action="store_true", help="one small game, one run (smoke test)")
+    parser.add_argument("--quick", action="store_true", help="two games, one run (smoke test)")
     parser.add_argument("--profile", action="store_true", help="also print audit()'s cProfile")
     args = parser.parse_args(argv)
     if args.quick:
-        args.events, args.runs = min(args.events, 500), 1
+        args.events, args.runs = min(args.events, 1000), 1  # two games: both replay forms run
     if args.events < 1 or args.runs < 1:
         parser.error("--events and --runs must be at least 1")
     if args.keep is not None and args.keep.resolve().is_relative_to((ROOT / "replays").resolve()):
