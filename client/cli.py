@@ -45,10 +45,6 @@ def _available() -> dict[str, tuple[str, str]]:
     return found
 
 
-def build_parser(available: dict[str, tuple[str, str]], command: str | None = None):
-    return build_parsers(available, command)[0]
-
-
 def build_parsers(
     available: dict[str, tuple[str, str]], command: str | None = None
 ) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser | None]:

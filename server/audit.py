@@ -11,8 +11,8 @@ it explains each round (or just ``--round N``) and the totals. ``--events`` list
 line, ``--json`` prints one JSON document instead of text. ``--house-rule NAME`` also re-scores
 every round by that reading of the rulebook (docs/RULES.md, House rules), beside the official score.
 
-Several logs are audited in turn, each report under a ``==> LOG <==`` line, then one summary line
-(with ``--json``: one list of the reports); the exit status is the worst of theirs.
+Several logs are audited in turn, each report under a ``==> LOG <==`` line, then a summary (with
+``--json``: one object of the reports and the summary); the exit status is the worst of theirs.
 
 Exit status: 0 when everything verifies, 1 when anything does not (a torn tail included: the
 game's last action was cut), 2 when the input cannot be audited at all (no such file, not a log,
@@ -861,7 +861,8 @@ def _replay_many(
         except Unusable as exc:
             worst = max(worst, _fail(str(exc)))
             unusable.append(str(exc))
-            docs.append({"log": str(log), "unusable": str(exc)})
+            if args.json:
+                docs.append({"log": str(log), "unusable": str(exc)})
             continue
         worst = max(worst, status)
         if status:

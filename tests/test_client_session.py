@@ -650,16 +650,15 @@ def test_command_line(tmp_path, monkeypatch):
         "pairs-per-star",
         "--quick",
     ]
-    parser = cli.build_parser(cli._available(), "play")
-    o = app.options_from_args(parser.parse_args(argv))
+    o = app.options_from_args(cli.parse(*cli.build_parsers(cli._available(), "play"), "play", argv))
     assert o.create and not o.ask_settings and o.state_dir == str(tmp_path)
     assert o.settings.variant == "dark-magic" and not o.settings.spectators
     assert o.settings.max_spectators == 5
     assert o.settings.house_rules == ["pairs-per-star"]
     assert o.settings.limits.choose is None
-    parser = cli.build_parser(cli._available(), "watch")
+    watch = cli.build_parsers(cli._available(), "watch")
     o = app.options_from_args(
-        parser.parse_args(["watch", "ws://h:1", "--room", "abcd"]), spectator=True
+        cli.parse(*watch, "watch", ["watch", "ws://h:1", "--room", "abcd"]), spectator=True
     )
     assert o.spectator and o.room == "abcd"
     assert cli.main(["play", "ws://127.0.0.1:1", "--room", "ABC"]) == 2
