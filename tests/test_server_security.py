@@ -137,6 +137,10 @@ async def test_commitments_cannot_be_copied_and_reveals_must_match(server):
         await dee.expect_error("reveal_mismatch")
         await dee.send(m.RevealSummon(word=word, nonce="11" * 32))
         await dee.expect_error("reveal_mismatch")
+        # The right nonce with a newline after it (bytes.fromhex would read the same bytes) is
+        # refused as it is decoded, and opens nothing.
+        await dee.send({"type": "reveal_summon", "word": word, "nonce": nonce.hex() + "\n"})
+        await dee.expect_error("invalid_message")
         view = await ann.wait_view(lambda v: v.phase == "reveal")
         assert all(p.summon is None for p in view.players)
         for c in table:
