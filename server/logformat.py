@@ -132,18 +132,23 @@ def _hash_encoded(prev: str, body: bytes) -> str:
     return h.hexdigest()
 
 
-def _body_of_line(line: bytes, hash_hex: str) -> bytes:
+def _body_of_line(line: bytes) -> bytes:
     """A canonical line's body (what its hash covers), cut from the line itself.
 
     The body is the record without ``hash``, in the same canonical encoding, and its keys sort
     around ``hash`` (``... "data":{...},"hash":"H","prev":"..." ...``), so it is exactly the
     line with ``"hash":"H",`` taken out. Only the top-level key is followed by nothing that could
-    hold those bytes (``prev``, ``seq``, ``ts``, ``type``), so the last match is the one.
-    Encoding the record a second time would give the same bytes at more cost.
+    hold those bytes (``prev``, ``seq``, ``ts``, ``type``; a quote inside a string is escaped), so
+    the last match is the one. ``H`` is taken to be 64 digits long: if it is not, the body is
+    wrong, but then no digest can equal ``H`` either. Encoding the record a second time would
+    give the same bytes at more cost.
     """
-    field = b'"hash":"' + hash_hex.encode("ascii") + b'",'
-    at = line.rfind(field)
-    return line[:at] + line[at + len(field) :]
+    at = line.rfind(_HASH_KEY)
+    return line[:at] + line[at + _HASH_FIELD_LEN :]
+
+
+_HASH_KEY = b'"hash":"'
+_HASH_FIELD_LEN = len(_HASH_KEY) + 64 + len(b'",')
 
 
 def _check_batch(batch: int) -> int:
@@ -249,10 +254,11 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _damage(line: bytes) -> tuple[LogRecord | None, str | None]:
+def _damage(line: bytes, chained_to: str = GENESIS) -> tuple[LogRecord | None, str | None]:
     """Check a line (without its newline) on its own: a record, canonical, its hash right.
 
     Failures here are what a torn write leaves; a record that passes is self-consistent.
+    ``chained_to``: the hash the record should follow, if known (64 hex digits already).
     """
     if len(line) > MAX_LINE_BYTES:
         return None, f"line longer than {MAX_LINE_BYTES} bytes (no record is that long)"
@@ -262,13 +268,19 @@ def _damage(line: bytes) -> tuple[LogRecord | None, str | None]:
         return None, f"not a log record: {exc}"
     except msgspec.DecodeError:
         return None, "not valid JSON"
-    if not (is_hex64(record.prev) and is_hex64(record.hash)):
-        return None, "not a log record: prev and hash must be 64 lowercase hexadecimal digits"
+    # A hash that equals a digest just computed is 64 lowercase hex digits, so only ``prev`` is
+    # checked before hashing (``bytes.fromhex`` would skip whitespace in it), and only if it is
+    # not the digest it should be; ``hash`` is looked at only to explain a mismatch.
+    if record.prev != chained_to and not is_hex64(record.prev):
+        return None, _NOT_HEX
     if _ENCODER.encode(record) != line:
         return None, "not canonical JSON"
-    if _hash_encoded(record.prev, _body_of_line(line, record.hash)) != record.hash:
-        return None, "hash mismatch"
+    if _hash_encoded(record.prev, _body_of_line(line)) != record.hash:
+        return None, "hash mismatch" if is_hex64(record.hash) else _NOT_HEX
     return record, None
+
+
+_NOT_HEX = "not a log record: prev and hash must be 64 lowercase hexadecimal digits"
 
 
 #: How every stored line begins (``batch`` sorts first).
@@ -385,7 +397,7 @@ def _verify(f: BinaryIO, limit: int | None = None) -> _Prefix:
         seq = len(records)
         lineno = seq + 1
         newline = raw.endswith(b"\n")
-        record, damage = _damage(raw[:-1] if newline else raw)
+        record, damage = _damage(raw[:-1] if newline else raw, prev)
         reason: str | None = damage
         if record is not None:
             if record.seq != seq:

@@ -9,7 +9,6 @@ records already verified by ``server.logformat.read_log``.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -82,43 +81,54 @@ def _batch(
     """The state after one batch and its records' events with the state after each, or where
     the batch differs from what the rules decide."""
     first = batch[0]
-
-    def fail(why: str, at: int = line) -> tuple[Game | None, Mismatch, list[tuple[Event, Game]]]:
-        return state, Mismatch(at, _show(first.cmd), why), []  # encoded only for a mismatch
-
     if first.cmd is None:
-        return fail("no command is recorded for this batch, so no rule produced it")
-    for k, rec in enumerate(batch[1:], 1):
-        if rec.cmd is not None:
-            return fail("a command recorded inside a batch", line + k)
-        if rec.ts != first.ts:
-            return fail("a batch's records carry different times", line + k)
+        return _fail(
+            state, first, line, "no command is recorded for this batch, so no rule produced it"
+        )
+    if len(batch) > 1:
+        for k, rec in enumerate(batch[1:], 1):
+            if rec.cmd is not None:
+                return _fail(state, first, line + k, "a command recorded inside a batch")
+            if rec.ts != first.ts:
+                return _fail(state, first, line + k, "a batch's records carry different times")
     try:
         command = cmd.command_from_data(first.cmd)
     except msgspec.ValidationError as exc:
-        return fail(f"the command cannot be read ({exc})")
+        return _fail(state, first, line, f"the command cannot be read ({exc})")
     if command.now != first.ts:
-        return fail(f"the batch is dated {first.ts} but its command was given at {command.now}")
+        why = f"the batch is dated {first.ts} but its command was given at {command.now}"
+        return _fail(state, first, line, why)
     decided = decide_and_trace(state, command)
     if isinstance(decided, Refusal):
         if decided.code == "too_early":
-            return fail(f"a clock command dated before its deadline: {decided.message}")
-        return fail(f"the rules refuse this command ({decided.code}: {decided.message})")
+            why = f"a clock command dated before its deadline: {decided.message}"
+        else:
+            why = f"the rules refuse this command ({decided.code}: {decided.message})"
+        return _fail(state, first, line, why)
     events, states = decided
     traced: list[tuple[Event, Game]] = []
     for k, (rec, want) in enumerate(zip(batch, events, strict=False)):  # lengths: below
         got = _logged_event(rec, want)
         if got is None:
             shown_want = _event_text((event_type(want), event_data(want)))
-            return fail(f"the rules produce {shown_want} instead", line + k)
+            return _fail(state, first, line + k, f"the rules produce {shown_want} instead")
         traced.append((got, states[k]))
     if len(events) > len(batch):
         want = events[len(batch)]
         shown_want = _event_text((event_type(want), event_data(want)))
-        return fail(f"the rules also produce {shown_want}, which is not logged")
+        return _fail(
+            state, first, line, f"the rules also produce {shown_want}, which is not logged"
+        )
     if len(batch) > len(events):
-        return fail(f"the rules produce no {batch[len(events)].type} here", line + len(events))
+        why = f"the rules produce no {batch[len(events)].type} here"
+        return _fail(state, first, line + len(events), why)
     return (states[-1] if states else state), None, traced
+
+
+def _fail(
+    state: Game | None, first: LogRecord, at: int, why: str
+) -> tuple[Game | None, Mismatch, list[tuple[Event, Game]]]:
+    return state, Mismatch(at, _show(first.cmd), why), []  # encoded only for a mismatch
 
 
 def _logged_event(rec: LogRecord, want: Event) -> Event | None:
@@ -131,11 +141,12 @@ def _logged_event(rec: LogRecord, want: Event) -> Event | None:
         got = event_from_record(rec.type, rec.data)
     except msgspec.ValidationError:
         return None
-    if got == want and rec.data.keys() <= _fields(type(want)):
+    if got == want and rec.data.keys() <= _FIELDS[type(want)]:
         return got
     return None
 
 
-@functools.cache
-def _fields(kind: type[Event]) -> frozenset[str]:
-    return frozenset(kind.__struct_fields__)
+#: Each event type's field names: a logged record may carry no others.
+_FIELDS: dict[type[Event], frozenset[str]] = {
+    kind: frozenset(kind.__struct_fields__) for kind in EVENT_TYPES.values()
+}
