@@ -126,8 +126,11 @@ class Inputs(Prompts):
             "join": "the question changed",
         }.get(owner[0], "the question changed")
         shown = shorten(text, 40)
+        # Said once: the feed keeps what was typed, for the player to type again; the status line
+        # says it only while a card hides the feed.
         self.add_feed(f"not sent, {why}: '{shown}'", "error")
-        self.say("warn", f"Not sent, {why}: '{shown}'.")
+        if self.overlay is not None:
+            self.say("warn", f"Not sent, {why}: '{shown}'.")
 
     def request_quit(self) -> bool:
         """Ctrl-Q (or /quit): True to quit now; False when a question must be answered first.

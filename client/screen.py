@@ -25,6 +25,7 @@ from prompt_toolkit.styles import Style
 
 from conjure.client.session import Session, settings_lines
 from conjure.client.statefile import ENV_SHARE_URL
+from conjure.client.tablestate import status_rows
 from conjure.client.textfit import cells, pad, shorten, wrap, wrap_items
 from conjure.client.texts import (
     HELP,
@@ -879,10 +880,7 @@ def status_lines(session: Session, width: int = 80) -> list[Line]:
     if session.status is None:
         return [[("", "")]]
     kind, text = session.status
-    lines = wrap(text, width, " ", " ")
-    if len(lines) > 2:
-        lines = [lines[0], shorten(" ".join(lines[1:]), width)]
-    return [[(f"class:status.{kind}", t)] for t in lines]
+    return [[(f"class:status.{kind}", t)] for t in status_rows(text, width)[0]]
 
 
 def status(session: Session, width: int = 80) -> StyleAndTextTuples:

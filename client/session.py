@@ -421,8 +421,7 @@ class Session(Inputs):
                 self._my_words.pop(key, None)
                 self._maybe_reveal()
                 return
-        self.say("error", text)
-        self.add_feed(text, "error")
+        self.refuse(text)
 
     def _on_update(self, msg: Update) -> None:
         old = self.view

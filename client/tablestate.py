@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 import trio
 
 from conjure.client.statefile import StateDir
+from conjure.client.textfit import shorten, wrap
 from conjure.protocol.counts import crystal_range
 from conjure.protocol.events import RULE_TEXT, Rule, is_rule
 from conjure.protocol.messages import ClientMsg, PlayerView, ProposalView, RoomSettings, View
@@ -52,6 +53,20 @@ class Overlay:
     kind: OverlayKind
     round: int | None = None
     scroll: int = 0
+
+
+#: The narrowest screen the client is laid out for (columns).
+NARROWEST = 80
+#: Rows the status line may take; a longer sentence is cut short there.
+STATUS_ROWS = 2
+
+
+def status_rows(text: str, width: int) -> tuple[list[str], bool]:
+    """The status line's rows for ``text`` at ``width`` columns, and whether it is shown whole."""
+    rows = wrap(text, width, " ", " ")
+    if len(rows) <= STATUS_ROWS:
+        return rows, True
+    return [*rows[: STATUS_ROWS - 1], shorten(" ".join(rows[STATUS_ROWS - 1 :]), width)], False
 
 
 class TableState:
@@ -106,6 +121,15 @@ class TableState:
 
     def say(self, kind: StatusKind, text: str) -> None:
         self.status = (kind, text)
+
+    def refuse(self, text: str) -> None:
+        """A refusal of the player's own move, said once: on the status line, above the line they
+        typed it on, until the phase moves on. The feed (the table's story) takes it only when
+        the status line would cut it on the narrowest screen, so the whole sentence is somewhere.
+        """
+        self.say("error", text)
+        if not status_rows(text, NARROWEST)[1]:
+            self.add_feed(text, "error")
 
     def add_feed(self, text: str, kind: str = "event") -> None:
         for line in text.splitlines() or [""]:

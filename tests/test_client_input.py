@@ -55,8 +55,39 @@ def test_text_for_a_closed_summon_is_not_carried_into_the_review(tmp_path):
     h.show(view("review", players=published))
     assert s.settle_input("crimson") == ""  # emptied: never read as "c" for challenge
     assert s.feed[-1].text == "not sent, the summon closed: 'crimson'"
-    assert s.status == ("warn", "Not sent, the summon closed: 'crimson'.")
+    assert s.status is None  # said once: the feed, which keeps the text to type again
     assert s.settle_input("") is None and h.sent == []
+
+
+def test_text_left_behind_under_a_card_is_said_on_the_status_line_as_well(tmp_path):
+    """A card hides the feed, so the status line says what was not sent."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", turn=1))
+    s.settle_input("")
+    s.open_card("help")
+    h.show(view("spell", turn=0))  # this player's turn: the text typed while waiting is dropped
+    assert s.settle_input("rock") == ""
+    assert s.feed[-1].text == "not sent, it was not your turn: 'rock'"
+    assert s.status == ("warn", "Not sent, it was not your turn: 'rock'.")
+
+
+def test_a_refusal_is_said_once_on_the_status_line(tmp_path):
+    """The server's refusal of a move: on the status line, not in the feed a second time; one too
+    long for the status line's two rows at 80 columns goes to the feed whole as well."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", turn=1))
+    before = list(s.feed)
+    s.on_message(Error(code="not_your_turn", message="It is Bob's turn to write a spell word."))
+    assert s.status == ("error", "It is Bob's turn to write a spell word.")
+    assert list(s.feed) == before
+    rows = screen.status_lines(s, 80)
+    assert [t for row in rows for _, t in row] == [" It is Bob's turn to write a spell word."]
+    long = "That word cannot be used here: " + "it is far too long to read " * 8
+    s.on_message(Error(code="bad_word", message=long))
+    assert s.feed[-1].text == long.strip() and s.feed[-1].kind == "error"
+    assert len(screen.status_lines(s, 80)) == 2  # cut there; the feed holds it whole
 
 
 def test_slash_commands_and_unchanged_questions_keep_their_text(tmp_path):
