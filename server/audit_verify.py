@@ -207,9 +207,9 @@ def receipts_from_state_dir(
 # What an audit finds
 
 
-@dataclass(slots=True)
-class Step:
-    """One logged event and where it is: line = seq + 1 (slots: an audit holds one per record)."""
+class Step(msgspec.Struct, gc=False):
+    """One logged event and where it is: line = seq + 1. A struct the cyclic collector does not
+    track (an audit holds one per record, and a step refers to nothing that refers back to it)."""
 
     record: LogRecord
     event: ev.Event | None

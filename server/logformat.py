@@ -65,13 +65,19 @@ _Seq = Annotated[int, msgspec.Meta(ge=0)]
 _Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
-class LogRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+class LogRecord(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True, gc=False
+):
     """One line of the log. ``data`` is the event's fields, opaque at this layer.
 
     ``batch`` is the number of records after this one in the same append: 0 ends a batch.
     ``cmd`` (only on a batch's first record, and only in logs of rules version 2 on) is the
     command that produced the batch; a record without one stores no ``cmd`` key at all, so older
     logs read and hash exactly as they were written.
+
+    ``gc=False``: a record holds decoded JSON, which cannot refer back to it, so it can be in no
+    reference cycle; the cyclic collector need not track the thousands an audit or a recovery
+    holds.
     """
 
     seq: _Seq
