@@ -129,8 +129,7 @@ class Inputs(Prompts):
         # Said once: the feed keeps what was typed, for the player to type again; the status line
         # says it only while a card hides the feed.
         self.add_feed(f"not sent, {why}: '{shown}'", "error")
-        if self.overlay is not None:
-            self.say("warn", f"Not sent, {why}: '{shown}'.")
+        self.say_under_card("warn", f"Not sent, {why}: '{shown}'.")
 
     def request_quit(self) -> bool:
         """Ctrl-Q (or /quit): True to quit now; False when a question must be answered first.

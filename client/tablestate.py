@@ -47,12 +47,14 @@ class Overlay:
     """A card drawn over the table until it is closed: a round's results, the help, ...
 
     ``round`` is the round whose results it shows (for "results" and "over"); ``scroll`` is how
-    many of its lines are scrolled off the top.
+    many of its lines are scrolled off the top; ``hid`` is a status said only because the card
+    hid the feed line that says it too (gone with the card).
     """
 
     kind: OverlayKind
     round: int | None = None
     scroll: int = 0
+    hid: tuple[StatusKind, str] | None = None
 
 
 #: The narrowest screen the client is laid out for (columns).
@@ -230,4 +232,14 @@ class TableState:
         self.overlay = Overlay(kind, round_)
 
     def close_card(self) -> None:
+        card = self.overlay
         self.overlay = None
+        if card is not None and card.hid is not None and self.status == card.hid:
+            self.status = None  # the feed, in view again, says it
+
+    def say_under_card(self, kind: StatusKind, text: str) -> None:
+        """Say on the status line what the feed says too, while a card hides the feed."""
+        card = self.overlay
+        if card is not None:
+            self.say(kind, text)
+            card.hid = (kind, text)

@@ -60,7 +60,7 @@ def test_text_for_a_closed_summon_is_not_carried_into_the_review(tmp_path):
 
 
 def test_text_left_behind_under_a_card_is_said_on_the_status_line_as_well(tmp_path):
-    """A card hides the feed, so the status line says what was not sent."""
+    """A card hides the feed, so the status line says what was not sent, until it closes."""
     h = Harness(tmp_path)
     s = h.session
     h.show(view("spell", turn=1))
@@ -70,6 +70,8 @@ def test_text_left_behind_under_a_card_is_said_on_the_status_line_as_well(tmp_pa
     assert s.settle_input("rock") == ""
     assert s.feed[-1].text == "not sent, it was not your turn: 'rock'"
     assert s.status == ("warn", "Not sent, it was not your turn: 'rock'.")
+    s.close_card()  # the feed is in view again: it alone says it
+    assert s.status is None and s.feed[-1].text == "not sent, it was not your turn: 'rock'"
 
 
 def test_a_refusal_is_said_once_on_the_status_line(tmp_path):
