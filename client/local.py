@@ -633,8 +633,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Room {room}. Its other players come back with their own command, e.g.:")
         else:
             print(f"Room {room}. Friends on your network join with:")
+        from conjure.protocol.wording import join_command
+
         for u in lans or [url]:
-            print(f"  conjure play {u} --room {room} --name THEIRNAME")
+            print("  " + join_command(u, room=room))
         os.environ[ENV_SHARE_URL] = share
         os.environ[ENV_LOCAL_SERVER] = "1"
         os.environ[ENV_LOCAL_BOTS] = ",".join(bot_ids(bots_store, url, room))

@@ -37,7 +37,7 @@ from conjure.client.texts import (
 )
 from conjure.protocol.events import CASE_TEXT, RULE_TEXT
 from conjure.protocol.messages import PlayerView, ProposalView, ResultView, View
-from conjure.protocol.wording import names_list, stars
+from conjure.protocol.wording import join_command, names_list, stars
 
 PHASE_NAMES = {
     "lobby": "lobby",
@@ -578,7 +578,7 @@ def lobby_rows(session: Session, width: int = 80) -> list[Row]:
         out += _rows("", line, width, 2, "  ", "    ")
     # Connected through 127.0.0.1 (make play)? Friends need the LAN address the launcher found.
     share = os.environ.get(ENV_SHARE_URL) or session.server
-    command = f"conjure play {share} --room {v.room} --name YOURNAME"
+    command = join_command(share, room=v.room)
     lead = "  share: "
     for i, text in enumerate(wrap(command, width, lead, " " * (len(lead) + 2))):
         if i == 0:

@@ -30,3 +30,15 @@ def names_list(names: Sequence[str], empty: str = "") -> str:
     if len(names) == 1:
         return names[0]
     return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+#: What a join command's name stands for, in every line that shows one to be copied.
+NAME_PLACEHOLDER = "YOU"
+
+
+def join_command(url: str, *, room: str = "", pin: str = "") -> str:
+    """The command a player types to join: into ``room`` (a code, or ``CODE`` to fill in), or to
+    make a room when ``room`` is empty; ``pin`` is the server's certificate fingerprint."""
+    pinned = f" --pin {pin}" if pin else ""
+    where = f"--room {room}" if room else "--create"
+    return f"conjure play {url}{pinned} --name {NAME_PLACEHOLDER} {where}"

@@ -19,6 +19,7 @@ import trio
 from conjure.protocol.errors import first_of
 from conjure.protocol.events import RULES_VERSION
 from conjure.protocol.messages import PROTOCOL_VERSION
+from conjure.protocol.wording import join_command
 from conjure.server import settings, tlscert
 from conjure.server.config import ServerConfig
 from conjure.server.gctuning import tune_for_serving
@@ -76,11 +77,11 @@ def banner(server: GameServer, fingerprint: str | None = None) -> list[str]:
     ]
     if fingerprint is not None:
         lines.insert(-1, f"certificate fingerprint {fingerprint}")
-    pin = "" if fingerprint is None else f" --pin {fingerprint}"
+    pin = fingerprint or ""
     for addr in addresses_for(cfg.host):
         url = f"{scheme}://{url_host(addr)}:{server.port}"
-        lines.append(f"  conjure play {url}{pin} --name YOU --create")
-        lines.append(f"  conjure play {url}{pin} --name YOU --room CODE")
+        lines.append("  " + join_command(url, pin=pin))
+        lines.append("  " + join_command(url, room="CODE", pin=pin))
     lines.append(f"listening on {scheme}://{url_host(cfg.host)}:{server.port}")
     return lines
 

@@ -235,7 +235,7 @@ def test_the_host_is_asked_before_quitting_ends_the_game_for_another_person(tmp_
     make_play(sock, tmp_path)
     try:
         screen = wait_screen(sock, "seated", "Ada", "Basil", "Cleo", timeout=40)
-        found = re.search(r"conjure play ws://\S+?:(\d+) --room ([A-Z]{4})", screen)
+        found = re.search(r"conjure play ws://\S+?:(\d+) --name YOU --room ([A-Z]{4})", screen)
         assert found, screen
         port, room = found.groups()
         friend = " ".join(
