@@ -13,7 +13,7 @@ import re
 from conjure.client.prompts import Prompts, quoted
 from conjure.client.setupform import SetupForm
 from conjure.client.statefile import ENV_LOCAL_BOTS, ENV_LOCAL_SERVER
-from conjure.client.tablestate import RULES
+from conjure.client.tablestate import RULES, StatusKind
 from conjure.client.textfit import shorten
 from conjure.protocol.commitment import commitment, new_nonce
 from conjure.protocol.counts import MAX_CRYSTALS
@@ -70,13 +70,17 @@ class Inputs(Prompts):
 
         ``page`` is how many lines PgUp/PgDn move (the screen knows how many are shown).
         """
+        before, sent = self.status, len(self.sent)
         try:
             self._any_key(key, page)
         except Refused as r:
             self.say("warn", str(r))
+            return
+        self._past_warning(before, sent)
 
     def submit(self, text: str) -> bool:
         """A line typed and Enter pressed. True if it was used (clear the input line)."""
+        before, sent = self.status, len(self.sent)
         try:
             if self.overlay is not None:
                 if not text.strip():
@@ -84,10 +88,23 @@ class Inputs(Prompts):
                     return True
                 if self.overlay.kind != "over" and not text.strip().startswith("/"):
                     self.close_card()  # typing and sending is the next move (a chat is not)
-            return self._submit(text)
+            used = self._submit(text)
         except Refused as r:
             self.say("warn", str(r))
             return False
+        self._past_warning(before, sent)
+        return used
+
+    def _past_warning(self, before: tuple[StatusKind, str] | None, sent: int) -> None:
+        """A warning or a refusal still on the status line is over once the player has made a
+        move since (and nothing new was said): it would read as being about that move."""
+        if (
+            before is not None
+            and before[0] != "info"
+            and self.status is before
+            and len(self.sent) > sent
+        ):
+            self.status = None
 
     def settle_input(self, text: str) -> str | None:
         """The input line's text after a change of state: None keeps ``text`` as it is.

@@ -107,7 +107,7 @@ class Prompts(TableState):
         if v.phase == "review":
             sub = self.sub
             return ("review", *game, sub[0] if sub else "", len(sub))
-        return ("wait", *game, v.phase)
+        return ("wait", v.game_id)  # one wait goes on into the next: the text stays
 
     def prompt(self) -> str:
         """What the input line says: what you can do now, or what you are waiting for."""

@@ -55,9 +55,9 @@ HELP: list[str] = [
     "  F1 or /help: this help. F2 or /howto: how to play. F3 or /results: the last results. "
     "F4: the whole panel, when it does not fit.",
     "Crystals (the conjurer): board numbers toggle a crystal; Enter places them.",
-    "Review: c challenges a word, s proposes two words as the same thing, v votes, d says "
-    "you are done. As one line: 'c 2 1' challenges board 2's word under rule 1; "
-    "'v 1 y same thing' votes yes on proposal 1 with a reason.",
+    "Review: keys act as you type them. c challenges a word, s proposes two words as the same "
+    "thing, v votes, d says you are done: 'c 2 1' challenges board 2's word under rule 1; "
+    "'v 1 y', then a reason and Enter, votes yes on proposal 1.",
     "Commands",
     "  /say TEXT: chat. /leave: give up your seat for good. /quit: quit.",
     "Host",

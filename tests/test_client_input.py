@@ -74,6 +74,32 @@ def test_text_left_behind_under_a_card_is_said_on_the_status_line_as_well(tmp_pa
     assert s.status is None and s.feed[-1].text == "not sent, it was not your turn: 'rock'"
 
 
+def test_text_typed_while_waiting_stays_while_the_wait_goes_on(tmp_path):
+    """Waiting for the conjurer to choose, then to place the crystals: still nothing asked of
+    this player, so what they typed stays; it goes when a question of their own comes."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("choose", you=1))
+    assert s.settle_input("") is None
+    h.show(view("mark", you=1))
+    assert s.settle_input("robber") is None  # kept
+    h.show(view("commit", you=1))
+    assert s.settle_input("robber") == ""  # a question of its own: the text was not for it
+    assert s.feed[-1].text == "not sent, it was not your turn: 'robber'"
+
+
+def test_a_warning_is_over_once_the_player_has_moved_since(tmp_path):
+    """A refusal stays on the status line until the next move; a later move that is sent ends it
+    (it would read as being about that move), one that is refused replaces it."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", turn=0))
+    assert not s.submit("/foo")
+    assert s.status is not None and "/foo" in s.status[1]
+    assert s.submit("ruby") and h.sent  # a spell word, sent
+    assert s.status is None
+
+
 def test_a_refusal_is_said_once_on_the_status_line(tmp_path):
     """The server's refusal of a move: on the status line, not in the feed a second time; one too
     long for the status line's two rows at 80 columns goes to the feed whole as well."""
