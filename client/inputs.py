@@ -51,6 +51,11 @@ PAGE_KEYS = ("pageup", "pagedown")
 CARD_KEYS = {"f1": "help", "f2": "howto", "f3": "results", "f4": "panel"}
 
 
+#: After a key that acts at once is refused, keys that follow less than this many seconds
+#: apart do nothing: they are the rest of a mistyped sequence, not moves.
+KEYS_PAUSE = 1.0
+
+
 class Inputs(Prompts):
     """Lines and keys from the player, turned into messages (or refusals)."""
 
@@ -71,12 +76,33 @@ class Inputs(Prompts):
         ``page`` is how many lines PgUp/PgDn move (the screen knows how many are shown).
         """
         before, sent = self.status, len(self.sent)
+        acting = self._acting_key(key)
+        if acting and self.clock() < self._keys_ignored_until:
+            # Still the burst that followed a refused key: the rest of a mistyped sequence
+            # ("v 9 y good", no proposal 9) must not act key by key ("d": done, "s": same ...).
+            self._keys_ignored_until = self.clock() + KEYS_PAUSE
+            return
         try:
             self._any_key(key, page)
         except Refused as r:
             self.say("warn", str(r))
+            if acting:
+                self._keys_ignored_until = self.clock() + KEYS_PAUSE
             return
         self._past_warning(before, sent)
+
+    def _acting_key(self, key: str) -> bool:
+        """A printable key of the review, where keys make moves and come in sequences."""
+        v = self.view
+        return (
+            len(key) == 1
+            and v is not None
+            and v.phase == "review"
+            and self.overlay is None
+            and self.quit_question is None
+            and self.gave_up is None
+            and self.wants_keys()
+        )
 
     def submit(self, text: str) -> bool:
         """A line typed and Enter pressed. True if it was used (clear the input line)."""
@@ -120,6 +146,7 @@ class Inputs(Prompts):
         result: str | None = None
         if owner is not None and owner != self._owner:
             old, self._owner = self._owner, owner
+            self._keys_ignored_until = 0.0  # a new question: its keys act
             if old is not None and text.strip() and not text.lstrip().startswith("/"):
                 self._left_behind(old, text.strip())
                 result = ""
@@ -228,6 +255,7 @@ class Inputs(Prompts):
 
     def _key(self, key: str) -> None:
         if key == "escape":
+            self._keys_ignored_until = 0.0  # a deliberate key: the mistyped burst is over
             if self.confirm_word is not None:
                 self.draft = self.confirm_word  # back in the input line, to change it
             self.sub = ()

@@ -157,6 +157,7 @@ class Session(Inputs):
         self.status: tuple[StatusKind, str] | None = None
         self.deadline_at: float | None = None
         self.overlay: Overlay | None = None
+        self._keys_ignored_until = 0.0
         self.draft: str | None = None  # text the input line should hold next (see settle_input)
 
         self.marks: set[int] = set()

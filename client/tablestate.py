@@ -108,6 +108,7 @@ class TableState:
     join_field: JoinField | None
     draft: str | None
     overlay: Overlay | None
+    _keys_ignored_until: float  #: see ``client.inputs.KEYS_PAUSE``
     feed_scroll: int
     _owner: tuple | None
 

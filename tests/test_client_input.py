@@ -27,6 +27,7 @@ from conjure.protocol.messages import (
     PointView,
     ProposalView,
     ResultView,
+    ReviewDone,
     RoomSettings,
     Seated,
     SendChat,
@@ -275,8 +276,34 @@ def review_with(*proposals, **per_seat):
     return view("review", players=published, proposals=list(proposals))
 
 
+def test_the_rest_of_a_mistyped_key_sequence_does_nothing(tmp_path):
+    """'v 9 y good' typed in the review with no proposal to vote on: the v is refused, and the
+    keys typed right after it do nothing (not 's', a proposal, nor 'd', the end of the review);
+    after a pause, or after Esc, keys act again."""
+    now = [0.0]
+    h = Harness(tmp_path, clock=lambda: now[0])
+    s = h.session
+    h.show(view("review", players=players(0, Bob={"summon": "rocket", "valid": True})))
+    for k in "v 9 y good":
+        s.key(k)
+        now[0] += 0.15
+    assert h.sent == [] and s.sub == () and "no open proposal" in s.status[1]
+    for k in "v sd":  # the same again, then a pause longer than KEYS_PAUSE
+        s.key(k)
+    now[0] += 1.5
+    s.key("d")
+    assert h.sent == [ReviewDone()]
+    h2 = Harness(tmp_path / "2", clock=lambda: now[0])
+    h2.show(view("review", players=players(0, Bob={"summon": "rocket", "valid": True})))
+    h2.session.key("v")
+    h2.session.key("escape")  # a deliberate key ends the burst at once
+    h2.session.key("d")
+    assert h2.sent == [ReviewDone()]
+
+
 def test_a_vote_about_your_own_word_says_why_not(tmp_path):
-    h = Harness(tmp_path)
+    now = [0.0]
+    h = Harness(tmp_path, clock=lambda: now[0])
     mine = ProposalView(
         id=0, kind="challenge", by=1, seats=[0], words=["moon"], rule="noun", voters=[1, 2, 3]
     )
@@ -289,6 +316,7 @@ def test_a_vote_about_your_own_word_says_why_not(tmp_path):
     other = ProposalView(id=1, kind="same", by=1, seats=[2, 3], words=["star", "comet"])
     other.voters = [0, 1]
     h.show(review_with(mine, other))
+    now[0] += 5  # a while later: the refused key's burst is over
     h.session.key("v")
     assert h.session.prompt() == "Proposal 2: y=yes n=no (Esc cancels)? "
     h.session.key("y")

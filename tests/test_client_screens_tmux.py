@@ -210,6 +210,7 @@ async def test_a_round_read_as_a_person_would(server_url, tmp_path):
             assert "Proposal 1 is about your word" in unwrap(screen)
             await cat.send(ProposeSame(a=3, b=4))  # proposal 2: Dan's and Eve's words
             await term.wait(" 2. Cat proposes 'star' = 'planet'")
+            await trio.sleep(1.2)  # as a person reads: keys right after a refused one do nothing
             term.type("v")
             await term.wait("Proposal 2: y=yes n=no")
             term.type("y")

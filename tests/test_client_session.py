@@ -351,7 +351,9 @@ def test_dark_magic_conjurer_commits_without_word_check(tmp_path):
     assert h.store.load_summons("g1", 1, 0)[0]["word"] == "ocean"
 
 
-def test_review_flows(h):
+def test_review_flows(tmp_path):
+    now = [0.0]
+    h = Harness(tmp_path, clock=lambda: now[0])
     s = h.session
     published = players(
         0,
@@ -384,6 +386,7 @@ def test_review_flows(h):
         id=0, kind="same", by=1, seats=[0, 2], words=["spaceship", "space ship"], voters=[1, 3, 0]
     )
     h.show(view("review", players=published, proposals=[prop]))
+    now[0] += 5  # a while later: the refused key's burst is over
     s.key("v")
     assert s.prompt().startswith("Proposal 1: y=yes n=no")
     s.key("y")
