@@ -75,7 +75,7 @@ class Inputs(Prompts):
 
         ``page`` is how many lines PgUp/PgDn move (the screen knows how many are shown).
         """
-        before, sent = self.status, len(self.sent)
+        before, sent, asked = self.status, len(self.sent), self.prompt_owner()
         acting = self._acting_key(key)
         if acting and self.clock() < self._keys_ignored_until:
             # Still the burst that followed a refused key: the rest of a mistyped sequence
@@ -89,7 +89,7 @@ class Inputs(Prompts):
             if acting:
                 self._keys_ignored_until = self.clock() + KEYS_PAUSE
             return
-        self._past_warning(before, sent)
+        self._past_warning(before, sent, asked)
 
     def _acting_key(self, key: str) -> bool:
         """A printable key of the review, where keys make moves and come in sequences."""
@@ -106,7 +106,7 @@ class Inputs(Prompts):
 
     def submit(self, text: str) -> bool:
         """A line typed and Enter pressed. True if it was used (clear the input line)."""
-        before, sent = self.status, len(self.sent)
+        before, sent, asked = self.status, len(self.sent), self.prompt_owner()
         try:
             if self.overlay is not None:
                 if not text.strip():
@@ -118,17 +118,20 @@ class Inputs(Prompts):
         except Refused as r:
             self.say("warn", str(r))
             return False
-        self._past_warning(before, sent)
+        self._past_warning(before, sent, asked)
         return used
 
-    def _past_warning(self, before: tuple[StatusKind, str] | None, sent: int) -> None:
+    def _past_warning(
+        self, before: tuple[StatusKind, str] | None, sent: int, asked: tuple | None
+    ) -> None:
         """A warning or a refusal still on the status line is over once the player has made a
-        move since (and nothing new was said): it would read as being about that move."""
+        move since, or gone on to another question (and nothing new was said): it would read as
+        being about that move, or that question."""
         if (
             before is not None
             and before[0] != "info"
             and self.status is before
-            and len(self.sent) > sent
+            and (len(self.sent) > sent or self.prompt_owner() != asked)
         ):
             self.status = None
 

@@ -127,7 +127,7 @@ class TableState:
 
     def refuse(self, text: str) -> None:
         """A refusal of the player's own move, said once: on the status line, above the line they
-        typed it on, until the phase moves on. The feed (the table's story) takes it only when
+        typed it on, until the phase moves on or they make another move. The feed (the table's story) takes it only when
         the status line would cut it on the narrowest screen, so the whole sentence is somewhere.
         """
         self.say("error", text)
