@@ -16,6 +16,17 @@ from conjure.protocol.words import same_word
 #: A word or a name quoted inside a prompt is shortened to this many cells.
 QUOTED = 18
 
+#: What a question of the player's own asks, by its owner (:meth:`Prompts.prompt_owner`), as
+#: a card over the table names it: the card must not hide a turn whose clock runs.
+TURNS = {
+    "choose": "choose a category",
+    "secret": "write your secret word",
+    "spell": "write your spell word",
+    "mark": "place the crystals",
+    "commit": "lock in your summoning word",
+    "review": "finish the review",
+}
+
 
 def few_names(names: list[str], most: int = 3) -> str:
     """'Ann', 'Ann and Bob', ... up to ``most`` names; beyond that, how many."""
@@ -108,6 +119,20 @@ class Prompts(TableState):
             sub = self.sub
             return ("review", *game, sub[0] if sub else "", len(sub))
         return ("wait", v.game_id)  # one wait goes on into the next: the text stays
+
+    def own_turn(self) -> str | None:
+        """What the table waits for this player to do now (``TURNS``), None when nothing is.
+
+        A summoning word already locked in, or a review already said done, is not waited for:
+        changing them is the player's choice.
+        """
+        owner = self.prompt_owner()
+        me = self.me
+        if owner is None or me is None:
+            return None
+        if (owner[0] == "commit" and me.committed) or (owner[0] == "review" and me.done):
+            return None
+        return TURNS.get(owner[0])
 
     def prompt(self) -> str:
         """What the input line says: what you can do now, or what you are waiting for."""

@@ -104,6 +104,7 @@ def make_style(colour: bool | None = None) -> Style:
         ("pending", "bold"),
         ("winner", "bold"),
         ("feed.error", "bold"),
+        ("turn", "reverse bold"),
     ]
     if colour:
         rules += [
@@ -120,6 +121,7 @@ def make_style(colour: bool | None = None) -> Style:
             ("feed.error", "fg:ansired"),
             ("feed.me", "fg:ansigreen"),
             ("countdown.low", "fg:ansired bold"),
+            ("turn", "bg:ansiyellow fg:ansiblack bold noreverse"),
             ("ok", "fg:ansigreen"),
             ("bad", "fg:ansired"),
         ]
@@ -852,7 +854,36 @@ def middle(session: Session, width: int, height: int) -> Middle:
     return Middle(lines, feed_h, max(1, feed_h - 1))
 
 
+def turn_line(session: Session, width: int = 80) -> Line | None:
+    """Above a card: the player's own turn and its clock (None: nothing is asked of them).
+
+    Why: a round's results open by themselves as the next round starts, and a newcomer reading
+    them lost a spell turn to the clock; the header's clock and the prompt were out of their eye.
+    """
+    turn = session.own_turn()
+    if turn is None:
+        return None
+    left = session.remaining()
+    text = f"▶ Your turn to {turn}" + (f" ({clock(left)} left)" if left is not None else "")
+    if cells(text + TURN_TAIL) <= width:
+        text += TURN_TAIL
+    style = "class:turn" + (" class:countdown.low" if left is not None and left < 10 else "")
+    return [(style, fit(text, width))]
+
+
+#: What closes a card, said on the turn line when it fits.
+TURN_TAIL = ": Esc shows the table"
+
+
 def _card_middle(session: Session, width: int, height: int) -> Middle:
+    turn = turn_line(session, width)
+    if turn is None or height < 2:
+        return _card_rows(session, width, height)
+    below = _card_rows(session, width, height - 1)
+    return Middle([turn, *below.lines], 0, below.page)
+
+
+def _card_rows(session: Session, width: int, height: int) -> Middle:
     card = session.overlay
     assert card is not None
     rows = [r.line for r in overlay_rows(session, width)]

@@ -409,6 +409,52 @@ def test_the_results_stay_until_closed_or_the_next_move(tmp_path):
     assert s.overlay is None
 
 
+def middle_text(s: Session, height: int = 19) -> list[str]:
+    return ["".join(t for _, t in line).rstrip() for line in screen.middle(s, 80, height).lines]
+
+
+def test_a_card_never_hides_a_turn_whose_clock_runs(tmp_path):
+    """The results open by themselves as the next round starts; a newcomer reading them lost a
+    spell turn to the clock. Whatever card is open, its first line says whose turn it is."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("review"))
+    h.show(view("choose", round=2, conjurer=1, results=[result()]))  # Bob chooses
+    assert s.overlay is not None and middle_text(s)[0] == "Round 1: Vehicle ★★ · conjurer Ann"
+    h.show(view("spell", round=2, conjurer=1, turn=0, results=[result()]))  # Ann's turn
+    rows = middle_text(s)
+    assert rows[0] == "▶ Your turn to write your spell word (0:42 left): Esc shows the table"
+    assert rows[1] == "Round 1: Vehicle ★★ · conjurer Ann"
+    assert not problems("\n".join(rows), 80, 19)
+    s.key("pagedown", page=5)  # the card scrolls under it; the turn line stays
+    assert middle_text(s, 6)[0].startswith("▶ Your turn to write your spell word")
+    s.deadline_at = s.clock() + 4.2
+    line = screen.turn_line(s, 80)
+    assert line is not None and "countdown.low" in line[0][0] and "(0:05 left)" in line[0][1]
+    s.key("escape")
+    assert s.overlay is None and screen.turn_line(s, 80) is not None  # said only over a card
+    s.key("f1")  # any card: the help too
+    assert middle_text(s)[0].startswith("▶ Your turn to write your spell word")
+    me = {"committed": True}
+    h.show(view("commit", round=2, conjurer=1, players=players(0, Ann=me), results=[result()]))
+    assert s.own_turn() is None  # locked in: changing it is up to Ann, nothing waits for her
+    assert middle_text(s)[0] == "Help"
+    h.show(view("spell", round=2, conjurer=1, turn=1, results=[result()]))
+    assert s.own_turn() is None  # Bob's turn
+    h.show(view("mark", round=2, conjurer=0, paused=True, results=[result()]))
+    assert s.own_turn() is None  # a paused game asks nothing
+    h.show(view("mark", round=2, conjurer=0, remaining=None, results=[result()]))
+    assert middle_text(s)[0] == "▶ Your turn to place the crystals: Esc shows the table"
+
+
+def test_a_spectator_has_no_turn_over_a_card(tmp_path):
+    h = Harness(tmp_path, spectator=True)
+    s = h.session
+    h.show(view("spell", you=None, turn=0))
+    s.key("f1")
+    assert s.own_turn() is None and middle_text(s)[0] == "Help"
+
+
 def test_game_over_opens_the_last_breakdown_with_the_standings(tmp_path):
     h = Harness(tmp_path)
     h.show(view("review"))
