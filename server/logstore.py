@@ -25,7 +25,7 @@ import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import trio
 
@@ -45,6 +45,7 @@ from conjure.server.logformat import (
 )
 
 __all__ = [
+    "Batch",
     "LogFailure",
     "LogLocked",
     "LogWriter",
@@ -54,6 +55,15 @@ __all__ = [
     "reopen_after_failure",
     "reopen_writer",
 ]
+
+
+class Batch(NamedTuple):
+    """One decision's records as one append takes them: ``(type, data)`` items, the time they
+    are stamped with, and the command that produced them (kept on the first record)."""
+
+    items: Sequence[tuple[str, dict[str, Any]]]
+    ts: float
+    command: dict[str, Any] | None = None
 
 
 class LogFailure(LogError):
@@ -150,10 +160,24 @@ class LogWriter:
         """
         if not items:
             return []
+        (records,) = await self.append_batches([Batch(items, ts, command)])
+        return records
+
+    async def append_batches(self, batches: Sequence[Batch]) -> list[list[LogRecord]]:
+        """Append several batches (each as ``append_many`` writes one) with one write and one
+        fsync: the decisions that waited together are made durable together (group commit).
+
+        A crash may leave a whole prefix of the batches and part of the next: that part is a
+        torn tail, so after recovery each batch is still wholly there or wholly absent. None of
+        them is durable, and so none may be acknowledged, before this returns.
+        """
+        batches = [b for b in batches if b.items]
+        if not batches:
+            return []
         self._check_usable()
         async with self._lock:
             # Chain onto the last record only once no other append can move it.
-            records, buf = self._prepare(items, ts, command)
+            out, buf = self._prepare(batches)
             self._busy = True
             try:
                 try:
@@ -166,45 +190,45 @@ class LogWriter:
                 self._busy = False
                 if self._closed:
                     self._release()
-            self._last_seq = records[-1].seq
-            self._last_hash = records[-1].hash
-        return records
+            self._last_seq = out[-1][-1].seq
+            self._last_hash = out[-1][-1].hash
+        return out
 
-    def _prepare(
-        self,
-        items: Sequence[tuple[str, dict[str, Any]]],
-        ts: float,
-        command: dict[str, Any] | None = None,
-    ) -> tuple[list[LogRecord], bytes]:
+    def _prepare(self, batches: Sequence[Batch]) -> tuple[list[list[LogRecord]], bytes]:
         """Build and encode the records; reject anything that would not read back identically."""
         self._check_usable()
-        ts = float(ts)
-        if not math.isfinite(ts):
-            raise ValueError(f"ts must be finite, got {ts!r}")
         prev, seq = self._last_hash, self._last_seq
-        records: list[LogRecord] = []
+        out: list[list[LogRecord]] = []
         lines: list[bytes] = []
-        for i, (type_, data) in enumerate(items):
-            if not isinstance(type_, str) or not isinstance(data, dict):
-                raise TypeError("each item must be (type: str, data: dict)")
-            seq += 1
-            record = build_record(
-                prev, seq, ts, type_, data, batch=len(items) - 1 - i, cmd=None if i else command
-            )
-            line = encode_record(record)
-            if len(line) > MAX_LINE_BYTES + 1:
-                raise ValueError(
-                    f"record {type_!r} is {len(line) - 1} bytes; a log line holds at most "
-                    f"{MAX_LINE_BYTES}"
+        for items, ts, command in batches:
+            ts = float(ts)
+            if not math.isfinite(ts):
+                raise ValueError(f"ts must be finite, got {ts!r}")
+            records: list[LogRecord] = []
+            for i, (type_, data) in enumerate(items):
+                if not isinstance(type_, str) or not isinstance(data, dict):
+                    raise TypeError("each item must be (type: str, data: dict)")
+                seq += 1
+                record = build_record(
+                    prev, seq, ts, type_, data, batch=len(items) - 1 - i, cmd=None if i else command
                 )
-            # NaN, tuples, non-str keys, Structs... would be stored as something else: refuse.
-            back = _DECODER.decode(line)
-            if back.data != data or back.cmd != record.cmd:
-                raise ValueError(f"data for {type_!r} does not round-trip through JSON: {data!r}")
-            records.append(record)
-            lines.append(line)
-            prev = record.hash
-        return records, b"".join(lines)
+                line = encode_record(record)
+                if len(line) > MAX_LINE_BYTES + 1:
+                    raise ValueError(
+                        f"record {type_!r} is {len(line) - 1} bytes; a log line holds at most "
+                        f"{MAX_LINE_BYTES}"
+                    )
+                # NaN, tuples, non-str keys, Structs... would be stored as something else: refuse.
+                back = _DECODER.decode(line)
+                if back.data != data or back.cmd != record.cmd:
+                    raise ValueError(
+                        f"data for {type_!r} does not round-trip through JSON: {data!r}"
+                    )
+                records.append(record)
+                lines.append(line)
+                prev = record.hash
+            out.append(records)
+        return out, b"".join(lines)
 
     def _check_usable(self) -> None:
         if self._closed:

@@ -15,7 +15,7 @@ import trio
 
 from conjure.protocol.messages import ServerMsg
 from conjure.server.logformat import LogRecord
-from conjure.server.logstore import open_writer, reopen_after_failure
+from conjure.server.logstore import Batch, open_writer, reopen_after_failure
 
 if TYPE_CHECKING:
     from conjure.server.patching import Sent
@@ -27,7 +27,7 @@ __all__ = ["DiskLogStore", "GameLog", "LogStore", "Viewer"]
 class GameLog(Protocol):
     """One game's open log: appends are acknowledged only once durable (``LogWriter``).
 
-    ``append_many`` raises ``server.logstore.LogFailure`` when the store cannot take the batch;
+    ``append_many`` and ``append_batches`` raise ``server.logstore.LogFailure`` when the store cannot take the batch;
     the log is then broken until the store reopens it.
     """
 
@@ -46,6 +46,10 @@ class GameLog(Protocol):
         *,
         command: dict[str, Any] | None = None,
     ) -> list[LogRecord]: ...
+
+    async def append_batches(self, batches: Sequence[Batch]) -> list[list[LogRecord]]:
+        """Several batches, durable together (one write, one sync), each still a batch."""
+        ...
 
     def close(self) -> None: ...
 

@@ -352,6 +352,44 @@ async def test_append_many_writes_batch_counts(log_path: Path) -> None:
     assert result.records == BCHAIN and not result.torn
 
 
+async def test_append_batches_writes_several_decisions_with_one_write_and_one_sync(
+    log_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A room's group commit: the log reads exactly as if each batch had been appended alone."""
+    w = open_for_append(log_path)
+    writes: list[int] = []
+    real = os.pwritev
+
+    def count(fd: int, buffers: list, offset: int, f: int = 0) -> int:
+        writes.append(f)
+        return real(fd, buffers, offset, f)
+
+    monkeypatch.setattr(os, "pwritev", count)
+    start, batches = 0, []
+    for b, n in enumerate(BATCH_SIZES):
+        items = [(f"event_{i % 3}", sample_data(i)) for i in range(start, start + n)]
+        batches.append(logstore.Batch(items, TS + b * 10))
+        start += n
+    got = await w.append_batches([*batches[:2], logstore.Batch([], TS), *batches[2:]])
+    assert writes == [os.RWF_DSYNC]  # one write, synced with it
+    assert [r for batch in got for r in batch] == BCHAIN and len(got) == len(BATCH_SIZES)
+    assert w.last_seq == BCHAIN[-1].seq and w.last_hash == BCHAIN[-1].hash
+    w.close()
+    monkeypatch.undo()
+    assert await trio.Path(log_path).read_bytes() == BBLOB
+
+
+@pytest.mark.parametrize("cut", [BBLOB.index(BLINES[5]) + 7, len(b"".join(BLINES[:5])) - 1])
+def test_a_crash_inside_a_group_write_keeps_its_whole_batches(log_path: Path, cut: int) -> None:
+    """Any prefix of a group's write reads back as its whole batches and a torn tail."""
+    log_path.write_bytes(BBLOB[:cut])
+    result = read_log(log_path)
+    assert result.torn
+    kept = len(result.records)
+    assert result.records == BCHAIN[:kept] and BCHAIN[kept - 1].batch == 0
+    assert kept == 4  # the first two batches; the third (records 4 and 5) was cut
+
+
 def test_build_record_rejects_bad_batch() -> None:
     for bad in (-1, True, 1.0, "0", None):
         with pytest.raises(ValueError, match="batch"):

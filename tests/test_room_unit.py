@@ -22,7 +22,7 @@ from conjure.protocol.deck import Card
 from conjure.protocol.messages import RoomSettings
 from conjure.server.config import ServerConfig
 from conjure.server.logformat import GENESIS, LogRecord, build_record
-from conjure.server.logstore import LogFailure
+from conjure.server.logstore import Batch, LogFailure
 from conjure.server.room import LOG_BACK, LOG_STALLED, Request, Room, Stop
 
 CARDS = [Card(text=f"Category {i}", stars=1 + i % 3) for i in range(12)]
@@ -83,6 +83,8 @@ class MemoryLog:
     appending: trio.Event = field(default_factory=trio.Event)
     fail: bool = False
     closed: bool = False
+    #: How many batches each write held (one per decision, or a group's).
+    writes: list[int] = field(default_factory=list)
 
     @property
     def last_seq(self) -> int:
@@ -95,28 +97,36 @@ class MemoryLog:
         *,
         command: dict[str, Any] | None = None,
     ) -> list[LogRecord]:
+        (batch,) = await self.append_batches([Batch(items, ts, command)])
+        return batch
+
+    async def append_batches(self, batches: Sequence[Batch]) -> list[list[LogRecord]]:
         assert not self.closed
         if self.fail:
             raise LogFailure(f"{self.path}: fsync failed: [Errno 28] No space left on device")
         self.appending.set()
+        self.writes.append(len(batches))
         if self.hold is not None:
             await self.hold.wait()
-        batch: list[LogRecord] = []
-        prev = self.records[-1].hash if self.records else GENESIS
-        for i, (type_, data) in enumerate(items):
-            record = build_record(
-                prev,
-                self.last_seq + 1 + i,
-                ts,
-                type_,
-                data,
-                batch=len(items) - 1 - i,
-                cmd=None if i else command,
-            )
-            batch.append(record)
-            prev = record.hash
-        self.records.extend(batch)
-        return batch
+        out: list[list[LogRecord]] = []
+        for items, ts, command in batches:
+            batch: list[LogRecord] = []
+            prev = self.records[-1].hash if self.records else GENESIS
+            for i, (type_, data) in enumerate(items):
+                record = build_record(
+                    prev,
+                    self.last_seq + 1 + i,
+                    ts,
+                    type_,
+                    data,
+                    batch=len(items) - 1 - i,
+                    cmd=None if i else command,
+                )
+                batch.append(record)
+                prev = record.hash
+            self.records.extend(batch)
+            out.append(batch)
+        return out
 
     def close(self) -> None:
         self.closed = True
@@ -288,3 +298,143 @@ async def test_a_failing_store_holds_the_game_and_it_goes_on_once_the_log_can_be
         assert errors(table[0]) == ["log_unavailable"] * 2
         assert fresh.last_seq > log.last_seq
         assert table[1].updates()[-1].view.phase == "spell"
+
+
+# ------------------------------------------------------------------ group commit
+
+
+async def to_commit(room: Room, table: list[FakeViewer]) -> None:
+    """Play round 1 up to its summon: a category, every spell word, two crystals."""
+    g = room.game
+    assert g is not None and g.round is not None
+    await ask(room, table[g.round.conjurer], m.ChooseCard(card=0))
+    while (g := room.game) is not None and g.phase == "spell":
+        assert g.turn is not None
+        await ask(room, table[g.turn], m.WriteSpell(word=f"clue{g.turn}"))
+    assert g is not None and g.phase == "mark" and g.round is not None
+    await ask(room, table[g.round.conjurer], m.MarkBoards(boards=[1, 2]))
+    assert room.game is not None and room.game.phase == "commit", errors(table[0])
+
+
+def commit() -> m.CommitSummon:
+    return m.CommitSummon(commitment=secrets.token_hex(32))
+
+
+async def behind_a_held_write(
+    room: Room, log: MemoryLog, first: tuple[FakeViewer, m.ClientMsg], *rest
+) -> list[Request]:
+    """``first`` is at the store, not yet durable, while ``rest`` (viewer, message) queue up
+    behind it; then the write completes. Returns every request, all handled."""
+    log.hold, log.appending = trio.Event(), trio.Event()
+    requests = [Request(*first)]
+    room.submit(requests[0])
+    with trio.fail_after(PATIENCE):
+        await log.appending.wait()
+    for viewer, msg in rest:
+        requests.append(Request(viewer, msg))
+        room.submit(requests[-1])
+    log.hold.set()
+    log.hold = None
+    with trio.fail_after(PATIENCE):
+        for r in requests:
+            await r.done.wait()
+    return requests
+
+
+async def test_commands_that_waited_together_are_made_durable_together_and_told_once():
+    store = MemoryStore()
+    async with running_room(store) as room:
+        table = await seat_three(room)
+        ann, bob, cy = table
+        log = await start(room, store, table)
+        await to_commit(room, table)
+        updates = [len(v.updates()) for v in table]
+        writes, before = len(log.writes), len(log.records)
+        requests = await behind_a_held_write(
+            room, log, (ann, commit()), (bob, commit()), (cy, commit())
+        )
+        assert all(r.done.is_set() for r in requests)
+        # Ann's write alone; Bob's and Cy's, which waited behind it, in one write of two batches.
+        assert log.writes[writes:] == [1, 2]
+        # Each decision is still a batch of its own, its command on its first record.
+        assert log.records[before].cmd is not None and log.records[before].batch == 0
+        group = log.records[before + 1 :]  # Ann's commit is one record
+        starts = [i for i, r in enumerate(group) if i == 0 or group[i - 1].batch == 0]
+        assert len(starts) == 2 and group[-1].batch == 0
+        assert [i for i, r in enumerate(group) if r.cmd is not None] == starts
+        assert [group[i].cmd["seat"] for i in starts] == [1, 2]
+        for v, before in zip(table, updates, strict=True):
+            news = v.updates()[before:]
+            assert len(news) == 2  # one update for Ann's, one for both of the others
+            assert news[-1].receipt is not None and news[-1].receipt.seq == log.last_seq
+            assert news[-1].view.phase == "reveal"  # Cy's commit closed the summon
+            assert sum("locked in" in line for line in news[-1].feed) == 2, news[-1].feed
+        assert not errors(ann) + errors(bob) + errors(cy)
+
+
+async def test_a_refused_command_ends_the_group_and_is_refused_on_the_durable_state():
+    store = MemoryStore()
+    async with running_room(store) as room:
+        table = await seat_three(room)
+        ann, bob, cy = table
+        log = await start(room, store, table)
+        await to_commit(room, table)
+        writes = len(log.writes)
+        bob_heard = len(bob.received)
+        await behind_a_held_write(
+            room, log, (ann, commit()), (bob, commit()), (bob, m.ChooseCard(card=1)), (cy, commit())
+        )
+        assert log.writes[writes:] == [1, 1, 1]  # the refusal split the group
+        assert errors(bob) == ["out_of_phase"]
+        later = bob.received[bob_heard:]
+        kinds = [type(x).__name__ for x in later]
+        # Bob hears of his commit (durable) before the refusal of what he sent after it.
+        assert kinds.index("Error") > kinds.index("Update")
+        assert room.game is not None and room.game.phase == "reveal"
+
+
+async def test_the_budgets_count_every_command_of_a_group():
+    store = MemoryStore()
+    async with trio.open_nursery() as nursery:
+        closed: list[Room] = []
+        cfg = config()
+        cfg = ServerConfig(**{**cfg.__dict__, "max_changes_per_round": 1})
+        room = Room("ABCD", cfg, closed.append, store=store)
+        nursery.start_soon(room.run)
+        table = await seat_three(room)
+        ann, bob, _ = table
+        log = await start(room, store, table)
+        await to_commit(room, table)
+        writes = len(log.writes)
+        # Bob's first word is new; the second replaces it (a change, his one); the third is over.
+        await behind_a_held_write(room, log, (ann, commit()), *[(bob, commit())] * 3)
+        assert log.writes[writes:] == [1, 2]
+        assert errors(bob) == ["too_many_actions"]
+        room.submit(Stop("the test is over"))
+
+
+async def test_a_failing_write_refuses_every_command_of_its_group():
+    store = MemoryStore(full=True)
+    async with running_room(store) as room:
+        table = await seat_three(room)
+        ann, bob, cy = table
+        log = await start(room, store, table)
+        await to_commit(room, table)
+        log.hold, log.appending = trio.Event(), trio.Event()
+        requests = [Request(ann, commit())]
+        room.submit(requests[0])
+        with trio.fail_after(PATIENCE):
+            await log.appending.wait()
+        for v in (bob, cy):
+            requests.append(Request(v, commit()))
+            room.submit(requests[-1])
+        log.fail = True  # Ann's write is in hand and succeeds; the group behind it fails
+        log.hold.set()
+        log.hold = None
+        with trio.fail_after(PATIENCE):
+            for r in requests:
+                await r.done.wait()
+        assert not errors(ann)
+        assert errors(bob) == errors(cy) == ["log_unavailable"]
+        assert room.game is not None and room.game.phase == "commit"
+        assert len(room.game.round.commits) == 1  # only Ann's, the durable one

@@ -476,7 +476,7 @@ async def test_a_log_failure_holds_only_its_room_until_the_log_can_be_written(st
         async def broken(*args, **kwargs):
             raise LogFailure("fsync failed: [Errno 5] Input/output error")
 
-        failing.append_many = broken
+        failing.append_many = failing.append_batches = broken
         receipt = one[0].receipt
         await one[0].choose(0)
         err = await one[0].expect_error("log_unavailable")
