@@ -282,12 +282,8 @@ async def test_append_read_round_trip(log_path: Path) -> None:
     assert b"".join(encode_record(r) for r in result.records) == on_disk
 
 
-@pytest.mark.skipif(not hasattr(os, "RWF_DSYNC"), reason="pwritev2(RWF_DSYNC) is Linux's")
-async def test_append_many_is_one_durable_write(
-    log_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A batch of records is one ``pwritev2(RWF_DSYNC)``: written and durable in one call."""
-    w = open_for_append(log_path)
+def pwritev_flags(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The flags of every ``os.pwritev`` call from now on, in order."""
     flags: list[int] = []
     real = os.pwritev
 
@@ -296,6 +292,16 @@ async def test_append_many_is_one_durable_write(
         return real(fd, buffers, offset, f)
 
     monkeypatch.setattr(os, "pwritev", count)
+    return flags
+
+
+@pytest.mark.skipif(not hasattr(os, "RWF_DSYNC"), reason="pwritev2(RWF_DSYNC) is Linux's")
+async def test_append_many_is_one_durable_write(
+    log_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of records is one ``pwritev2(RWF_DSYNC)``: written and durable in one call."""
+    w = open_for_append(log_path)
+    flags = pwritev_flags(monkeypatch)
     recs = await w.append_many([("a", {"x": 1}), ("b", {"x": 2})], TS)
     assert flags == [os.RWF_DSYNC]
     w.close()
@@ -352,19 +358,13 @@ async def test_append_many_writes_batch_counts(log_path: Path) -> None:
     assert result.records == BCHAIN and not result.torn
 
 
+@pytest.mark.skipif(not hasattr(os, "RWF_DSYNC"), reason="pwritev2(RWF_DSYNC) is Linux's")
 async def test_append_batches_writes_several_decisions_with_one_write_and_one_sync(
     log_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A room's group commit: the log reads exactly as if each batch had been appended alone."""
     w = open_for_append(log_path)
-    writes: list[int] = []
-    real = os.pwritev
-
-    def count(fd: int, buffers: list, offset: int, f: int = 0) -> int:
-        writes.append(f)
-        return real(fd, buffers, offset, f)
-
-    monkeypatch.setattr(os, "pwritev", count)
+    writes = pwritev_flags(monkeypatch)
     start, batches = 0, []
     for b, n in enumerate(BATCH_SIZES):
         items = [(f"event_{i % 3}", sample_data(i)) for i in range(start, start + n)]

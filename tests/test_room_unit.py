@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -179,10 +179,10 @@ def errors(viewer: FakeViewer) -> list[str]:
 
 
 @asynccontextmanager
-async def running_room(store: MemoryStore) -> AsyncIterator[Room]:
+async def running_room(store: MemoryStore, cfg: ServerConfig | None = None) -> AsyncIterator[Room]:
     closed: list[Room] = []
     async with trio.open_nursery() as nursery:
-        room = Room("ABCD", config(), closed.append, store=store)
+        room = Room("ABCD", cfg or config(), closed.append, store=store)
         nursery.start_soon(room.run)
         yield room
         room.submit(Stop("the test is over"))
@@ -316,15 +316,27 @@ async def to_commit(room: Room, table: list[FakeViewer]) -> None:
     assert room.game is not None and room.game.phase == "commit", errors(table[0])
 
 
+async def at_the_summon(room: Room, store: MemoryStore) -> tuple[list[FakeViewer], MemoryLog]:
+    """Three seated, the game dealt, round 1 at its summon; the seats and the game's log."""
+    table = await seat_three(room)
+    log = await start(room, store, table)
+    await to_commit(room, table)
+    return table, log
+
+
 def commit() -> m.CommitSummon:
     return m.CommitSummon(commitment=secrets.token_hex(32))
 
 
 async def behind_a_held_write(
-    room: Room, log: MemoryLog, first: tuple[FakeViewer, m.ClientMsg], *rest
+    room: Room,
+    log: MemoryLog,
+    first: tuple[FakeViewer, m.ClientMsg],
+    *rest: tuple[FakeViewer, m.ClientMsg],
+    meanwhile: Callable[[], None] = lambda: None,
 ) -> list[Request]:
-    """``first`` is at the store, not yet durable, while ``rest`` (viewer, message) queue up
-    behind it; then the write completes. Returns every request, all handled."""
+    """``first`` is at the store, not yet durable, while ``rest`` queue up behind it (and
+    ``meanwhile`` runs); then the write completes. Returns every request, all handled."""
     log.hold, log.appending = trio.Event(), trio.Event()
     requests = [Request(*first)]
     room.submit(requests[0])
@@ -333,6 +345,7 @@ async def behind_a_held_write(
     for viewer, msg in rest:
         requests.append(Request(viewer, msg))
         room.submit(requests[-1])
+    meanwhile()
     log.hold.set()
     log.hold = None
     with trio.fail_after(PATIENCE):
@@ -344,10 +357,8 @@ async def behind_a_held_write(
 async def test_commands_that_waited_together_are_made_durable_together_and_told_once():
     store = MemoryStore()
     async with running_room(store) as room:
-        table = await seat_three(room)
+        table, log = await at_the_summon(room, store)
         ann, bob, cy = table
-        log = await start(room, store, table)
-        await to_commit(room, table)
         updates = [len(v.updates()) for v in table]
         writes, before = len(log.writes), len(log.records)
         requests = await behind_a_held_write(
@@ -375,10 +386,8 @@ async def test_commands_that_waited_together_are_made_durable_together_and_told_
 async def test_a_refused_command_ends_the_group_and_is_refused_on_the_durable_state():
     store = MemoryStore()
     async with running_room(store) as room:
-        table = await seat_three(room)
+        table, log = await at_the_summon(room, store)
         ann, bob, cy = table
-        log = await start(room, store, table)
-        await to_commit(room, table)
         writes = len(log.writes)
         bob_heard = len(bob.received)
         await behind_a_held_write(
@@ -395,46 +404,28 @@ async def test_a_refused_command_ends_the_group_and_is_refused_on_the_durable_st
 
 async def test_the_budgets_count_every_command_of_a_group():
     store = MemoryStore()
-    async with trio.open_nursery() as nursery:
-        closed: list[Room] = []
-        cfg = config()
-        cfg = ServerConfig(**{**cfg.__dict__, "max_changes_per_round": 1})
-        room = Room("ABCD", cfg, closed.append, store=store)
-        nursery.start_soon(room.run)
-        table = await seat_three(room)
-        ann, bob, _ = table
-        log = await start(room, store, table)
-        await to_commit(room, table)
+    async with running_room(store, replace(config(), max_changes_per_round=1)) as room:
+        (ann, bob, _), log = await at_the_summon(room, store)
         writes = len(log.writes)
         # Bob's first word is new; the second replaces it (a change, his one); the third is over.
         await behind_a_held_write(room, log, (ann, commit()), *[(bob, commit())] * 3)
         assert log.writes[writes:] == [1, 2]
         assert errors(bob) == ["too_many_actions"]
-        room.submit(Stop("the test is over"))
 
 
 async def test_a_failing_write_refuses_every_command_of_its_group():
     store = MemoryStore(full=True)
     async with running_room(store) as room:
-        table = await seat_three(room)
+        table, log = await at_the_summon(room, store)
         ann, bob, cy = table
-        log = await start(room, store, table)
-        await to_commit(room, table)
-        log.hold, log.appending = trio.Event(), trio.Event()
-        requests = [Request(ann, commit())]
-        room.submit(requests[0])
-        with trio.fail_after(PATIENCE):
-            await log.appending.wait()
-        for v in (bob, cy):
-            requests.append(Request(v, commit()))
-            room.submit(requests[-1])
-        log.fail = True  # Ann's write is in hand and succeeds; the group behind it fails
-        log.hold.set()
-        log.hold = None
-        with trio.fail_after(PATIENCE):
-            for r in requests:
-                await r.done.wait()
+
+        def fail() -> None:  # Ann's write is in hand and succeeds; the group behind it fails
+            log.fail = True
+
+        await behind_a_held_write(
+            room, log, (ann, commit()), (bob, commit()), (cy, commit()), meanwhile=fail
+        )
         assert not errors(ann)
         assert errors(bob) == errors(cy) == ["log_unavailable"]
-        assert room.game is not None and room.game.phase == "commit"
-        assert len(room.game.round.commits) == 1  # only Ann's, the durable one
+        assert room.game is not None and room.game.round is not None
+        assert room.game.phase == "commit" and len(room.game.round.commits) == 1  # Ann's alone
