@@ -4,8 +4,10 @@ deadlines, restarts on the same replays (torn and corrupt logs too), slow reader
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 
+import pytest
 import trio
 from clienthelpers import wait_until
 from polling import poll_until
@@ -17,6 +19,7 @@ from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.events import event_from_record
 from conjure.protocol.messages import InLimits, RoomSettings
+from conjure.server.audit_verify import Receipt, audit
 from conjure.server.logformat import read_log
 from conjure.server.logstore import LogFailure
 from conjure.server.rules import fold
@@ -501,3 +504,49 @@ async def test_a_log_failure_holds_only_its_room_until_the_log_can_be_written(st
         assert room.writer is not failing and one[0].receipt == receipt
         await one[0].choose(0)
         await one[1].wait_view(lambda v: v.phase == "spell")
+
+
+@pytest.mark.skipif(not hasattr(os, "RWF_DSYNC"), reason="pwritev2(RWF_DSYNC) is Linux's")
+async def test_moves_that_reach_a_room_together_go_to_disk_in_one_write_and_the_log_audits(
+    start_server, monkeypatch
+):
+    """Group commit on a real disk: while a write is slow, the summoning words and the "done"s
+    sent meanwhile wait behind it and reach the disk together; the log still reads and audits
+    as if each decision had been written alone, and every player's receipt is on its chain."""
+    server = await start_server()
+    writes: list[int] = []
+    real = os.pwritev
+
+    def slow(fd: int, buffers: list, offset: int, flags: int = 0) -> int:
+        writes.append(fd)
+        data = b"".join(bytes(b) for b in buffers)
+        if b'"type":"committed"' in data or b'"type":"player_done"' in data:
+            # A worker thread's wait, as on a slow disk: the moves sent at once queue up.
+            time.sleep(0.3)
+        return real(fd, buffers, offset, flags)
+
+    async with open_table(server.url, NAMES[:4], deck()) as table:
+        await start_game(table)
+        room = server.rooms[table[0].room]
+        assert room.writer is not None
+        path = room.writer.path
+        monkeypatch.setattr(os, "pwritev", slow)
+        before = len(read_log(path).records)
+        await play_round(
+            table,
+            summons={0: "moon", 1: "moon", 2: "star", 3: "comet"},
+            spells={0: "night", 1: "sky", 2: "light", 3: "tail"},
+            marks=[1, 2],
+        )
+        for c in table:
+            await c.wait_view(lambda v: v.round == 2)
+        monkeypatch.undo()
+        records = read_log(path).records[before:]
+        decisions = sum(1 for r in records if r.batch == 0)
+        assert decisions > len(writes) >= 1, (decisions, len(writes))
+        found = audit(
+            path,
+            receipts=[Receipt(c.receipt.seq, c.receipt.hash, c.name) for c in table if c.receipt],
+        )
+        assert found.verified, found.problems
+        assert len(found.receipts) == 4 and {r.status for r in found.receipts} == {"on-chain"}
