@@ -855,7 +855,8 @@ class Room:
         consecutive requests, so each connection's answers keep their order; it ends before a
         command that is refused (that one is decided again on its own, once the group is
         durable, so its refusal speaks of a durable state), before anything that is not a game
-        command, after a command that ends the round, or when a deadline is due.
+        command, before a kick (whose player must first hear of the moves before it), after a
+        command that ends the round, or once a deadline is due.
         """
         self.members.acting(conn, self)  # one who may not act is told so first
         g = self.game
@@ -870,9 +871,13 @@ class Room:
         taken: list[Request] = []
         most = GROUP_MOST if self._inbox and self._next_wake() > self.config.clock() else 1
         try:
-            while self._inbox and len(group) < most and self._same_round(g, state):
+            while self._inbox and len(group) < most and self._goes_on(g, state):
                 nxt = self._inbox[0]
-                if not isinstance(nxt, Request) or not self._is_game_msg(nxt.msg):
+                if (
+                    not isinstance(nxt, Request)
+                    or not self._is_game_msg(nxt.msg)
+                    or isinstance(nxt.msg, m.KickPlayer)
+                ):
                     break
                 if nxt.conn.open:
                     try:
@@ -881,8 +886,9 @@ class Room:
                         break
                 self._inbox.popleft()
                 taken.append(nxt)
-            if group:
-                await self._commit_group(group, taken)
+            asked = [(conn, msg), *((r.conn, r.msg) for r in taken)]
+            if group and not await self._commit_group(group, asked):
+                return  # every command of the group was refused, each told in its order
             for key, n in pending.items():
                 acted[key] = acted.get(key, 0) + n
         finally:
@@ -895,12 +901,17 @@ class Room:
             return self.lobby is None
         return isinstance(msg, _GAME_MSGS)
 
-    @staticmethod
-    def _same_round(g: Game, state: Game) -> bool:
+    def _goes_on(self, g: Game, state: Game) -> bool:
+        """Whether a group that started on ``g`` and has led to ``state`` may take one more
+        command: not once the round has changed or the game ended, nor once the phase's
+        deadline is due (the room's timer goes first, as it would between two requests)."""
+
         def number(x: Game) -> int:
             return x.round.number if x.round is not None else 0
 
-        return not state.over and number(state) == number(g)
+        if state.over or number(state) != number(g):
+            return False
+        return state.paused or state.deadline is None or self.config.clock() < state.deadline
 
     def _decide_one(
         self,
@@ -1029,10 +1040,12 @@ class Room:
             raise Refusal("log_unavailable", LOG_STALLED) from None
         self._apply(events, records, state)
 
-    async def _commit_group(self, group: list[Decided], taken: list[Request]) -> None:
-        """The group durable with one write, then the state, then the table. If the log fails,
-        every command of the group is refused (the first one's refusal is raised, for the
-        loop to send; ``taken`` are the requests of the others)."""
+    async def _commit_group(
+        self, group: list[Decided], asked: list[tuple[Viewer, m.ClientMsg]]
+    ) -> bool:
+        """The group durable with one write, then the state, then the table: True. If the log
+        fails, every request of the group (``asked``, in the order they came) is refused, in
+        that order: False."""
         assert self.writer is not None
         batches = [
             Batch(
@@ -1046,14 +1059,15 @@ class Room:
             written = await self.writer.append_batches(batches)
         except LogFailure as exc:
             self._stall(exc)
-            for r in taken:
-                if r.conn.open:
-                    r.conn.send(
-                        m.error(code="log_unavailable", message=LOG_STALLED, ref=msg_tag(r.msg))
+            for viewer, msg in asked:
+                if viewer.open:
+                    viewer.send(
+                        m.error(code="log_unavailable", message=LOG_STALLED, ref=msg_tag(msg))
                     )
-            raise Refusal("log_unavailable", LOG_STALLED) from None
+            return False
         lines = [line for d in group for line in feed.describe(d.state, d.events)]
         self._apply([e for d in group for e in d.events], written[-1], group[-1].state, lines)
+        return True
 
     def _apply(
         self,
