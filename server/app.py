@@ -22,7 +22,7 @@ from conjure.protocol.messages import PROTOCOL_VERSION
 from conjure.protocol.wording import join_command
 from conjure.server import settings, tlscert
 from conjure.server.config import ServerConfig
-from conjure.server.gctuning import tune_for_serving
+from conjure.server.gctuning import collect_young, tune_for_serving
 from conjure.server.netinfo import addresses_for, url_host
 from conjure.server.service import GameServer
 
@@ -96,6 +96,7 @@ async def main(
             if started is not None:
                 started.append(True)  # from here on an OSError is not "cannot listen"
             tune_for_serving()
+            nursery.start_soon(collect_young)
             for line in banner(server, fingerprint):
                 config.say(line)
 

@@ -3,6 +3,7 @@ wss:// with a certificate, and reading interface addresses without sending anyth
 
 from __future__ import annotations
 
+import gc
 import re
 import signal
 import ssl
@@ -14,6 +15,7 @@ import trio
 from wsclient import open_client
 
 from conjure.protocol import messages as m
+from conjure.server import gctuning
 from conjure.server.netinfo import _from_ip_json, addresses_for, url_host
 from conjure.server.tlscert import self_signed
 
@@ -112,3 +114,23 @@ def test_interface_addresses_are_read_not_probed():
     assert addresses_for("127.0.0.1") == ["127.0.0.1"]
     assert all(":" not in a for a in addresses_for("0.0.0.0"))
     assert url_host("::1") == "[::1]" and url_host("10.0.0.1") == "10.0.0.1"
+
+
+async def test_the_young_generation_is_collected_on_a_clock(autojump_clock):
+    """gctuning.collect_young: young collections come every YOUNG_EVERY seconds, whatever the
+    collector's own count says (it hardly grows while old objects die as new ones are made)."""
+    young: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "stop" and info["generation"] == 0:
+            young.append(1)
+
+    gc.callbacks.append(seen)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(gctuning.collect_young)
+            await trio.sleep(gctuning.YOUNG_EVERY * 10.5)
+            nursery.cancel_scope.cancel()
+    finally:
+        gc.callbacks.remove(seen)
+    assert len(young) >= 10
