@@ -327,6 +327,12 @@ class Inputs(Prompts):
             self.form = SetupForm(settings=v.settings, for_create=False)
         elif key == "k":
             self.sub = ("kick",)
+        elif len(key) == 1 and key.isprintable() and not key.isspace():
+            # A newcomer's stray key did nothing at all, so they could not tell it was read.
+            raise Refused(
+                f"{key!r} does nothing in the lobby: s starts the game, e changes the settings, "
+                "k removes a player."
+            )
 
     def _board_number(self, text: str) -> int:
         try:

@@ -642,3 +642,20 @@ def test_joining_a_started_game_ends_without_asking_for_the_code_again(tmp_path)
     assert s.join_field is None and s.ended is not None  # no form: there is nothing to retype
     assert "has started without you" in s.status[1] and "Ctrl-Q quits" in s.status[1]
     assert not s.joined_once
+
+
+def test_a_stray_key_in_the_lobby_says_which_keys_work(tmp_path):
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("lobby", round=0))
+    assert s.wants_keys()  # the host: single keys act at once
+    s.key("x")
+    assert s.status == (
+        "warn",
+        "'x' does nothing in the lobby: s starts the game, e changes the settings, "
+        "k removes a player.",
+    )
+    assert h.sent == []
+    s.key("escape")  # not a stray key: nothing is said about it
+    s.key("e")  # a key that works: the settings form, and the warning is over
+    assert s.form is not None and s.status is None
