@@ -6,8 +6,8 @@ from __future__ import annotations
 import trio
 from polling import poll_until
 from test_framemeter import raw_client
-from test_server_abuse_property import reset
 from test_tls import _context, certs, known  # noqa: F401 (fixtures)
+from wsclient import reset
 from wsproto.events import CloseConnection, Ping
 
 from conjure.client import wire

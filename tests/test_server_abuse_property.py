@@ -29,8 +29,6 @@ import contextlib
 import itertools
 import json
 import logging
-import socket
-import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -41,7 +39,7 @@ from hypothesis import strategies as st
 from polling import poll_until
 from test_server_fuzz import CODES, json_values, shaped, tagged_junk
 from trio_websocket import ConnectionClosed, HandshakeError, WebSocketConnection, wrap_client_stream
-from wsclient import open_client
+from wsclient import open_client, reset
 
 from conjure.protocol import messages as m
 from conjure.protocol.messages import MAX_FRAME_BYTES, RoomSettings
@@ -73,13 +71,6 @@ OVERSIZED = '{"type": "chat", "text": "' + "x" * MAX_FRAME_BYTES + '"}'
 
 
 # ---------------------------------------------------------------------------- connections
-
-
-def reset(stream: trio.SocketStream) -> None:
-    """Close with a TCP reset (SO_LINGER 0), as a crashing or flaky client does."""
-    with contextlib.suppress(OSError):
-        stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    stream.socket.close()
 
 
 async def tcp_from(source: str, port: int) -> trio.SocketStream:

@@ -13,8 +13,6 @@ import contextlib
 import logging
 import os
 import resource
-import socket
-import struct
 from pathlib import Path
 
 import pytest
@@ -25,7 +23,7 @@ from conjure.protocol.events import event_from_record
 from conjure.protocol.messages import InLimits, RoomSettings
 from conjure.server.logformat import read_log
 from tests.clienthelpers import wait_until
-from tests.wsclient import connect_from, open_client, open_table
+from tests.wsclient import connect_from, open_client, open_table, reset
 
 NO_CLOCKS = InLimits(choose=None, spell=None, mark=None, commit=None, reveal=None, review=None)
 HONEST = "127.0.0.2"
@@ -58,12 +56,6 @@ async def raw_connect(server, source: str) -> trio.SocketStream:
     await sock.bind((source, 0))
     await sock.connect(("127.0.0.1", _port(server)))
     return trio.SocketStream(sock)
-
-
-def reset(stream: trio.SocketStream) -> None:
-    """Close with a TCP reset (SO_LINGER 0), as a crashing or flaky client does."""
-    stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    stream.socket.close()
 
 
 HANDSHAKE = (

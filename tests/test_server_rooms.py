@@ -12,7 +12,7 @@ import trio
 from clienthelpers import wait_until
 from polling import poll_until
 from test_server_game import NAMES, deck
-from wsclient import Client, open_client, open_table, play_round, start_game
+from wsclient import Client, by_seat, open_client, open_table, play_round, reset, start_game
 
 from conjure.client import wire
 from conjure.protocol import messages as m
@@ -550,3 +550,77 @@ async def test_moves_that_reach_a_room_together_go_to_disk_in_one_write_and_the_
         )
         assert found.verified, found.problems
         assert len(found.receipts) == 4 and {r.status for r in found.receipts} == {"on-chain"}
+
+
+@pytest.mark.skipif(not hasattr(os, "RWF_DSYNC"), reason="pwritev2(RWF_DSYNC) is Linux's")
+async def test_a_player_who_commits_and_resets_behind_a_slow_write_loses_nothing(
+    start_server, monkeypatch
+):
+    """The worst moment to vanish: Dee's commitment reaches the room while Ann's is still being
+    written, and Dee's TCP connection is reset before either is durable. The server stays up,
+    the others play on, Dee's commitment is kept (the answer had nowhere to go, the log has it),
+    Dee comes back with the token and reveals, and the log audits with every receipt on it."""
+    server = await start_server()
+    real = os.pwritev
+
+    def slow(fd: int, buffers: list, offset: int, flags: int = 0) -> int:
+        if b'"type":"committed"' in b"".join(bytes(b) for b in buffers):
+            time.sleep(0.3)  # a worker thread's wait, as on a slow disk
+        return real(fd, buffers, offset, flags)
+
+    async with open_table(server.url, NAMES[:4], deck()) as table:
+        ann, bob, cy, dee = table
+        await start_game(table)
+        room = server.rooms[ann.room]
+        assert room.writer is not None
+        summons = {0: "moon", 1: "moon", 2: "star", 3: "comet"}
+        v = await ann.wait_view(lambda v: v.phase == "choose")
+        seats = by_seat(table)
+        conj = seats[v.conjurer]
+        await conj.choose(0)
+        for s in [(v.conjurer + i) % 4 for i in range(4)]:
+            await seats[s].wait_view(lambda v, s=s: v.phase == "spell" and v.turn == s)
+            await seats[s].spell(["night", "sky", "light", "tail"][s])
+        await conj.wait_view(lambda v: v.phase == "mark")
+        await conj.mark([1, 2])
+        await dee.wait_view(lambda v: v.phase == "commit")
+        commitment_, nonce = dee.commitment_for(summons[3])
+        async with trio.open_nursery() as nursery:
+            stream = await wire.open_stream(server.url)
+            ws = await wire.wrap(nursery, stream, server.url)
+            link = wire.Link(ws)
+            await link.hello("tests")
+            await link.resume(dee.room, dee.token)  # Dee's seat, on a socket this test owns
+            await dee.wait_closed()
+            monkeypatch.setattr(os, "pwritev", slow)
+            await ann.commit(summons[0])
+            await link.send(m.CommitSummon(commitment=commitment_))
+            await trio.sleep(0.1)  # the room holds Dee's commitment behind Ann's write
+            reset(stream)
+            nursery.cancel_scope.cancel()
+        await bob.commit(summons[1])
+        await cy.commit(summons[2])
+        await ann.wait_view(lambda v: not v.players[3].connected and v.players[3].committed)
+        monkeypatch.undo()
+        async with open_client(server.url, "Dee again") as dee2:
+            await dee2.resume(ann.room, dee.token)
+            v = await dee2.wait_view(lambda v: v.phase == "reveal")
+            assert v.players[3].committed and v.you == 3
+            for c in (ann, bob, cy):
+                await c.wait_view(lambda v: v.phase == "reveal")
+                await c.reveal()
+            await dee2.send(m.RevealSummon(word=summons[3], nonce=nonce.hex()))
+            for c in (ann, bob, cy, dee2):
+                await c.wait_view(lambda v: v.phase == "review" or len(v.results) >= 1)
+                if c.view is not None and c.view.phase == "review":
+                    await c.done()
+            v = await ann.wait_view(lambda v: len(v.results) >= 1)
+            assert v.results[0].words[3] == summons[3]
+            receipts = [
+                Receipt(c.receipt.seq, c.receipt.hash, c.name)
+                for c in (ann, bob, cy, dee2)
+                if c.receipt
+            ]
+        found = audit(room.writer.path, receipts=receipts)
+        assert found.verified, found.problems
+        assert {r.status for r in found.receipts} == {"on-chain"}

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import socket
+import struct
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -230,6 +232,13 @@ class Client:
 
     async def done(self) -> None:
         await self.send(m.ReviewDone())
+
+
+def reset(stream: trio.SocketStream) -> None:
+    """Close with a TCP reset (SO_LINGER 0), as a crashing or flaky client does."""
+    with contextlib.suppress(OSError):
+        stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    stream.socket.close()
 
 
 @contextlib.asynccontextmanager
