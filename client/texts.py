@@ -32,9 +32,10 @@ HOWTO: list[str] = [
     + ", "
     + RULE_TEXT["category"]
     + ") or propose that two words name the same thing; the players it does not concern vote.",
-    "6. Score. Each player who matches the conjurer scores the stars, and so does the "
-    "conjurer for each of them; then every board with a crystal scores 1. If nobody matches "
-    "the conjurer, players who match each other score 2 per star each. If everyone matches, "
+    "6. Score. When someone matches the conjurer, each of them scores the stars, the "
+    "conjurer scores the stars for each of them, every board with a crystal scores 1, and "
+    "players who match each other on another word score 2 each. If nobody matches the "
+    "conjurer, players who match each other score 2 per star each. If everyone matches, "
     "everyone but the conjurer scores 1. An invalid word costs 3. After the last round the "
     "highest total wins.",
     "Dark Magic: the conjurer writes the summoning word first, before any spell word, and "
