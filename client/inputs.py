@@ -335,6 +335,8 @@ class Inputs(Prompts):
             )
 
     def _board_number(self, text: str) -> int:
+        if text == "enter":  # Enter on its own, while a board number is asked
+            raise Refused("Type a board number first (Esc cancels).")
         try:
             n = int(text.strip())
         except ValueError:
@@ -514,6 +516,8 @@ class Inputs(Prompts):
             return True
         if not stripped:
             return False
+        if self.spectator and self.joined:
+            raise Refused("You are watching: spectators do not play, so nothing was sent.")
         if v is None or me is None or not self.joined:
             raise Refused("Not in a room yet: your text is kept.")
         if v.paused:
@@ -532,7 +536,7 @@ class Inputs(Prompts):
             return self._commit(stripped, check=False)
         if v.phase == "commit" and any(p.seat == me.seat for p in self.summoners()):
             return self._commit(stripped, check=True)
-        raise Refused(f"Not your turn ({self.waiting_text()}): your text is kept.")
+        raise Refused("Not your turn yet: nothing was sent (/say sends a chat).")
 
     def _join_answer(self, text: str) -> bool:
         """The part of the join a refusal asked for: a room code, a password or a name."""
@@ -690,8 +694,7 @@ class Inputs(Prompts):
                 self.say("info", "settings unchanged")
             else:
                 self._need_connection()
-                self.send(ChangeSettings(settings=form.settings))
-                self.say("info", "settings sent")
+                self.send(ChangeSettings(settings=form.settings))  # the feed says it changed
         return True
 
     def _command(self, text: str) -> bool:

@@ -15,6 +15,11 @@ from conjure.protocol.words import same_word
 
 #: A word or a name quoted inside a prompt is shortened to this many cells.
 QUOTED = 18
+#: How a prompt that asks nothing ends: what the player types after it must not read as the
+#: end of its sentence ("Waiting for Ada's spell word ladle").
+WAITING = " › "
+#: The questions that ask this player nothing (:meth:`Prompts.prompt_owner`).
+NOT_ASKED = frozenset({"wait", "watch", "skipped", "out"})
 
 #: What a question of the player's own asks, by its owner (:meth:`Prompts.prompt_owner`), as
 #: a card over the table names it: the card must not hide a turn whose clock runs.
@@ -120,6 +125,14 @@ class Prompts(TableState):
             return ("review", *game, sub[0] if sub else "", len(sub))
         return ("wait", v.game_id)  # one wait goes on into the next: the text stays
 
+    def asks_nothing(self) -> bool:
+        """Whether the input line answers no question of this player's now (a line typed is
+        not sent; a slash command still is)."""
+        owner = self.prompt_owner()
+        if owner is None:
+            return False
+        return owner[0] in NOT_ASKED or (owner[0] == "lobby" and not owner[1])
+
     def own_turn(self) -> str | None:
         """What the table waits for this player to do now (``TURNS``), None when nothing is.
 
@@ -160,7 +173,7 @@ class Prompts(TableState):
                 return "connecting… "
             return f"joining room {self.room}, one moment… " if self.room else "creating the room… "
         if self.spectator or v.you is None:
-            return "watching: " + self.waiting_text() + " "
+            return "watching: " + self.waiting_text() + WAITING
         me = self.me
         if me is None:
             return "waiting… "
@@ -171,12 +184,12 @@ class Prompts(TableState):
                 if self.sub == ("kick",):
                     return "Remove which player (board number, Esc cancels)? "
                 return "Lobby: s=start e=settings k=remove a player: "
-            return f"Waiting for {shorten(self.pname(v.host), QUOTED)} to start the game… "
+            return f"Waiting for {shorten(self.pname(v.host), QUOTED)} to start the game{WAITING}"
         if v.phase == "over":
             ended = "Game abandoned" if v.abandoned else "Game over"
             return f"{ended}. Ctrl-Q to quit. "
         if me.skipped:
-            return "You are skipped this round: " + self.waiting_text() + " "
+            return "You are skipped this round: " + self.waiting_text() + WAITING
         if v.paused:
             extra = " (/resume to continue)" if self.is_host() else ""
             return f"The game is paused{extra}. "
@@ -204,7 +217,7 @@ class Prompts(TableState):
             return "Your summoning word: "
         if v.phase == "review":
             return self._review_prompt()
-        return _cap(self.waiting_text()) + " "
+        return _cap(self.waiting_text()) + WAITING
 
     def challenge_alone(self, seat: int) -> list[str]:
         """The writers of the challenged word when nobody but you would vote on it (V1: whoever
@@ -303,7 +316,7 @@ class Prompts(TableState):
                 parts += ["y lock in", "n change it"]
             elif self.sub:
                 parts.append("Esc cancel")
-        else:
+        elif not self.asks_nothing():
             parts.append("Enter send")
         parts.append("^Q quit")
         if self.overlay is None:

@@ -125,7 +125,7 @@ def test_prompts_follow_the_phases(h):
     h.show(view("choose"))
     assert s.prompt() == "Choose a category (1-4): "
     h.show(view("choose", conjurer=1))
-    assert s.prompt() == "Waiting for Bob to choose a category "
+    assert s.prompt() == "Waiting for Bob to choose a category › "
     h.show(view("spell", turn=0))
     assert s.prompt() == "Your spell word: "
     h.show(view("spell", turn=1))
@@ -164,13 +164,13 @@ def test_dark_magic_prompts(tmp_path):
     assert "Waiting for Bob, Cat and Dan to lock in" in s.prompt()
     h2 = Harness(tmp_path / "b", name="Bob")
     h2.show(view("dark-commit", variant="dark-magic", you=1))
-    assert h2.session.prompt() == "Waiting for Ann to write a secret summoning word "
+    assert h2.session.prompt() == "Waiting for Ann to write a secret summoning word › "
 
 
 def test_spectator_sees_what_the_table_waits_for(tmp_path):
     h = Harness(tmp_path, spectator=True, name=None)
     h.show(view("spell", you=None, turn=2))
-    assert h.session.prompt() == "watching: waiting for Cat's spell word "
+    assert h.session.prompt() == "watching: waiting for Cat's spell word › "
     assert not h.session.wants_keys()
 
 
@@ -203,10 +203,28 @@ def test_spell_word_validated_locally(h):
     assert h.sent == [WriteSpell(word="rocket")]
 
 
-def test_text_typed_out_of_turn_is_kept(h):
+def test_text_typed_out_of_turn_stays_on_the_line_and_nothing_is_sent(h):
+    """Seen at 80x24: 'Waiting for Cleo's spell word ladle' read as one sentence, and the
+    refusal still named Cleo once the table waited for Ada. The prompt now ends with a mark,
+    Enter is not offered as sending anything, and the refusal stays true while the wait goes on."""
+    s = h.session
     h.show(view("spell", turn=1))
+    assert s.prompt().endswith(" › ") and "Enter send" not in s.key_help()
+    assert s.submit("rocket") is False  # the line keeps it
+    assert h.sent == []
+    said = s.status
+    assert said is not None and "nothing was sent" in said[1] and "Bob" not in said[1]
+    h.show(view("spell", turn=2))  # the wait goes on, for someone else now
+    assert s.settle_input("rocket") is None and s.status == said
+    h.show(view("spell", turn=0))  # a question of this player's own: the key is offered
+    assert "Enter send" in s.key_help()
+
+
+def test_a_spectator_typing_is_told_that_spectators_do_not_play(tmp_path):
+    h = Harness(tmp_path, spectator=True, name=None)
+    h.show(view("spell", turn=1, you=None))
     assert h.session.submit("rocket") is False
-    assert "kept" in h.session.status[1]
+    assert h.session.status is not None and "watching" in h.session.status[1]
     assert h.sent == []
 
 
