@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.styles import Style
 
+from conjure.client.prompts import QUOTED
 from conjure.client.session import Session, settings_lines
 from conjure.client.statefile import ENV_SHARE_URL
 from conjure.client.tablestate import status_rows
@@ -758,8 +759,7 @@ def overlay_rows(session: Session, width: int = 80) -> list[Row]:
                 Row([("class:dim", t)], 0, group)
                 for t in wrap_items(scores, width, " · ", "  ", "    ")
             ]
-        out += _rows("class:dim", "Enter or Esc: back to the table.", width, 0)
-        return out
+        return out  # the key line says what closes it
     if card.kind == "panel":
         return _rows("class:title", "The whole panel", width) + panel_rows(session, width)
     if card.kind == "howto":
@@ -873,14 +873,41 @@ def turn_line(session: Session, width: int = 80) -> Line | None:
 
 #: What closes a card, said on the turn line when it fits.
 TURN_TAIL = ": Esc shows the table"
+#: The most lines the spell words so far take under the turn line.
+SO_FAR_LINES = 2
+
+
+def spells_so_far(session: Session, width: int = 80) -> list[Line]:
+    """Under the turn line, on this player's spell turn: the round's spell words written so
+    far, in the order they were written.
+
+    Why: seen at 80x24, the last round's results were still open when a newcomer's spell turn
+    came, and the clue was written without the table's in sight. The results stay (they were
+    being read); what the turn needs is shown with them.
+    """
+    v = session.view
+    if v is None or v.phase != "spell" or v.you is None or v.turn != v.you:
+        return []
+    n = max(1, len(v.players))
+    start = v.conjurer if v.conjurer is not None else 0
+    written = sorted((p for p in v.players if p.spell), key=lambda p: (p.seat - start) % n)
+    if not written:
+        return []
+    items = [shorten(p.spell or "", QUOTED) for p in written]
+    items[0] = "Spell words so far: " + items[0]
+    rows = wrap_items(items, width, " · ", "  ", "    ")
+    if len(rows) > SO_FAR_LINES:
+        rows = [*rows[: SO_FAR_LINES - 1], shorten(rows[SO_FAR_LINES - 1] + " · …", width)]
+    return [[("class:turn", fit(r, width))] for r in rows]
 
 
 def _card_middle(session: Session, width: int, height: int) -> Middle:
     turn = turn_line(session, width)
     if turn is None or height < 2:
         return _card_rows(session, width, height)
-    below = _card_rows(session, width, height - 1)
-    return Middle([turn, *below.lines], 0, below.page)
+    top = [turn, *spells_so_far(session, width)][: max(1, height - 1)]
+    below = _card_rows(session, width, height - len(top))
+    return Middle([*top, *below.lines], 0, below.page)
 
 
 def _card_rows(session: Session, width: int, height: int) -> Middle:

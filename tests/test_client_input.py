@@ -447,6 +447,40 @@ def test_a_card_never_hides_a_turn_whose_clock_runs(tmp_path):
     assert middle_text(s)[0] == "▶ Your turn to place the crystals: Esc shows the table"
 
 
+def test_over_the_results_a_spell_turn_shows_the_spell_words_so_far(tmp_path):
+    """Seen at 80x24: the last round's results were still open when a newcomer's spell turn
+    came, and the clue was written without the others' in sight. The results stay (they were
+    being read); the turn line has the spell words written so far under it, in the order they
+    were written (from the conjurer), and no more than two lines of them."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("review"))
+    written = spells(Bob="bark", Cat="wood", Dan="forest")
+    h.show(
+        view(
+            "spell", round=2, conjurer=1, turn=0, players=players(0, **written), results=[result()]
+        )
+    )
+    rows = middle_text(s)
+    assert rows[0].startswith("▶ Your turn to write your spell word")
+    assert rows[1] == "  Spell words so far: bark · wood · forest"
+    assert rows[2] == "Round 1: Vehicle ★★ · conjurer Ann"
+    assert not problems("\n".join(rows), 80, 19)
+    many = {n: {"spell": "extraordinarily-long-clue"} for n in ("Bob", "Cat", "Dan")}
+    h.show(
+        view("spell", round=2, conjurer=1, turn=0, players=players(0, **many), results=[result()])
+    )
+    assert len([r for r in middle_text(s, 19) if "extraordinarily" in r]) <= 2
+    h.show(
+        view(
+            "spell", round=2, conjurer=1, turn=2, players=players(0, **written), results=[result()]
+        )
+    )
+    assert not any("so far" in r for r in middle_text(s))  # Cat's turn: nothing asked of Ann
+    h.show(view("spell", round=2, conjurer=1, turn=0, players=players(0), results=[result()]))
+    assert middle_text(s)[1] == "Round 1: Vehicle ★★ · conjurer Ann"  # nothing written yet
+
+
 def test_a_spectator_has_no_turn_over_a_card(tmp_path):
     h = Harness(tmp_path, spectator=True)
     s = h.session
@@ -659,3 +693,17 @@ def test_a_stray_key_in_the_lobby_says_which_keys_work(tmp_path):
     s.key("escape")  # not a stray key: nothing is said about it
     s.key("e")  # a key that works: the settings form, and the warning is over
     assert s.form is not None and s.status is None
+
+
+def test_enter_alone_where_a_board_number_is_asked_says_what_is_asked(tmp_path):
+    """Seen at 80x24: "'enter' is not a board number." named the key as the program does."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("lobby", round=0))
+    s.key("k")
+    assert s.prompt().startswith("Remove which player")
+    s.key("enter")
+    assert s.status == ("warn", "Type a board number first (Esc cancels).")
+    assert s.sub == ("kick",) and h.sent == []
+    s.key("escape")
+    assert s.sub == ()

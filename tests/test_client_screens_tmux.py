@@ -238,7 +238,7 @@ async def test_a_round_read_as_a_person_would(server_url, tmp_path):
             for b in bots:
                 b.release("done")
             term.type("d")
-            screen = await term.wait("Round 1:", "round 2/5", "Enter or Esc: back to the table")
+            screen = await term.wait("Round 1:", "round 2/5", "Scores: ", "Enter/Esc close")
             result = (await bob.wait_view(lambda v: bool(v.results))).results[0]
             text = unwrap(screen)
             for seat, name in enumerate(NAMES):
