@@ -15,6 +15,7 @@ from polling import poll_until
 
 from conjure.client.bots import runner
 from conjure.client.bots.player import (
+    RESULTS_READING,
     UNKNOWN_CATEGORY_LINE,
     Bot,
     BotOptions,
@@ -449,3 +450,32 @@ def test_sample_logs_verify(name):
     first = msgspec.json.decode(path.read_text().splitlines()[0])
     variant = "dark-magic" if "dark" in name else "standard"
     assert variant in str(first)
+
+
+async def test_a_computer_conjurer_gives_the_table_time_to_read_the_results():
+    """A newcomer was still reading round 1's results while the bots, the conjurer first, raced
+    through round 2's choice and spell words. A bot that takes its time waits RESULTS_READING
+    longer before choosing once a round has been scored; the first round's choice, and a bot
+    that acts at once, do not; the phase's clock still caps it."""
+    bot = Bot(BotOptions(url="ws://127.0.0.1:1", room="ABCD", delay=(1.0, 3.0)), NamePool())
+    base = review_view([])
+    result = m.ResultView(
+        round=1, conjurer=0, card=m.CardView(index=0, text="Animal", stars=1), case="failed"
+    )
+    first = msgspec.structs.replace(
+        base, phase="choose", conjurer=2, turn=2, round=1, card=None, remaining=None
+    )
+    later = msgspec.structs.replace(first, round=2, results=[result])
+    bot.view, bot.view_at = first, trio.current_time()
+    action = bot.next_action()
+    assert action is not None and action.key[0] == "choose"
+    assert 1.0 <= bot._delay_for(action.kind) <= 3.0
+    bot.view = later
+    action = bot.next_action()
+    assert action is not None
+    assert RESULTS_READING + 1.0 <= bot._delay_for(action.kind) <= RESULTS_READING + 3.0
+    bot.view, bot.view_at = msgspec.structs.replace(later, remaining=5.0), trio.current_time()
+    assert bot._delay_for(action.kind) <= 3.0  # the clock: 5 s left, 2 s kept in hand
+    at_once = Bot(BotOptions(url="ws://127.0.0.1:1", room="ABCD", delay=(0.0, 0.0)), NamePool())
+    at_once.view = later
+    assert at_once._delay_for(action.kind) == 0.0

@@ -200,10 +200,15 @@ class BotOptions:
     give_up_after: int | None = 8
 
 
+#: Seconds a computer conjurer gives the table to read a round's results before choosing the
+#: next category (only when it takes its time at all: ``BotOptions.delay``).
+RESULTS_READING = 8.0
+
+
 @dataclass
 class _Action:
     key: tuple
-    kind: str  # for the delay: "think", "quick", "reflex"
+    kind: str  # for the delay: "think", "quick", "reflex", "after-results"
     build: Callable[[], Awaitable[list[m.ClientMsg]]]
 
 
@@ -545,6 +550,10 @@ class Bot:
             base = min(0.3, base * 0.1)
         elif kind == "quick":
             base *= 0.5
+        elif kind == "after-results":
+            # The last round's results have just opened on everyone's screen: a conjurer who
+            # chose at once started a race of spell words while a newcomer was reading them.
+            base += RESULTS_READING
         v = self.view
         if v is not None and v.remaining is not None:
             left = v.remaining - (trio.current_time() - self.view_at) - 2.0
@@ -577,7 +586,8 @@ class Bot:
         my_turn = v.turn == v.you
         if v.phase == "choose":
             if my_turn:
-                yield _Action(("choose", gid, rnd), "think", self._choose)
+                kind = "after-results" if v.results else "think"
+                yield _Action(("choose", gid, rnd), kind, self._choose)
             return
         category = v.card.text if v.card is not None else ""
         acting = my_turn and v.phase in ("dark-commit", "spell", "mark")
