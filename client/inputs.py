@@ -322,7 +322,7 @@ class Inputs(Prompts):
             if n < 3:
                 raise Refused(f"A game needs at least 3 players; {n} seated so far.")
             self.send(StartGame())
-            self.say("info", "starting the game…")
+            self.say("info", "Starting the game…")
         elif key == "e":
             self.form = SetupForm(settings=v.settings, for_create=False)
         elif key == "k":
@@ -375,7 +375,7 @@ class Inputs(Prompts):
         self._need_connection()
         self.send(MarkBoards(boards=sorted(self.marks)))
         words = self.marked_spells()
-        self.say("info", f"crystals placed on {words or 'no board'}")
+        self.say("info", f"Crystals placed on {words or 'no board'}.")
 
     def _not_yours(self, p: ProposalView) -> str:
         """Why this player does not vote on ``p`` (rule V1), as a sentence."""
@@ -398,7 +398,7 @@ class Inputs(Prompts):
         self._need_connection()
         self.sub = ()
         self.send(ChallengeWord(seat=seat, rule=rule))
-        self.say("info", f"challenged {self.pname(seat)}'s word: {RULE_TEXT[rule]}")
+        self.say("info", f"You challenged {self.pname(seat)}'s word: it {RULE_TEXT[rule]}.")
 
     def _review_key(self, key: str) -> None:
         sub = self.sub
@@ -420,7 +420,7 @@ class Inputs(Prompts):
                     raise Refused("You have already said you are done.")
                 self._need_connection()
                 self.send(ReviewDone())
-                self.say("info", "done with the review")
+                self.say("info", "You are done with the review.")
             return
         if key == "enter":
             return
@@ -432,7 +432,7 @@ class Inputs(Prompts):
                 self._challenge(sub[1], sub[2])
             elif key.lower() == "n":
                 self.sub = ()
-                self.say("info", "no challenge")
+                self.say("info", "No challenge made.")
         elif sub[0] == "challenge":
             try:
                 rule = RULES[int(key) - 1]
@@ -451,7 +451,7 @@ class Inputs(Prompts):
             self._need_connection()
             self.sub = ()
             self.send(ProposeSame(a=sub[1], b=other))
-            self.say("info", "proposed the two words as the same thing")
+            self.say("info", "You proposed that the two words name the same thing.")
         elif sub == ("vote",):
             try:
                 pid = int(key) - 1
@@ -512,7 +512,7 @@ class Inputs(Prompts):
                 raise Refused(problem + ": your text is kept.")
             self.send(CastVote(proposal=pid, yes=yes, reason=reason))
             self.sub = ()
-            self.say("info", f"voted {'yes' if yes else 'no'} on proposal {pid + 1}")
+            self.say("info", f"You voted {'yes' if yes else 'no'} on proposal {pid + 1}.")
             return True
         if not stripped:
             return False
@@ -617,7 +617,7 @@ class Inputs(Prompts):
         card = open_cards[n - 1]
         self._need_connection()
         self.send(ChooseCard(card=card.index))
-        self.say("info", f"you chose {card.text} {stars(card.stars)}")
+        self.say("info", f"You chose {card.text} {stars(card.stars)}.")
         return True
 
     def word_warning(self, word: str) -> str | None:
@@ -670,7 +670,7 @@ class Inputs(Prompts):
         self._my_words[key] = word
         self._reveal_index.pop(key, None)
         self.send(CommitSummon(commitment=digest))
-        self.say("info", f"'{word}' is locked in; it will be revealed when everyone is ready")
+        self.say("info", f"'{word}' is locked in; it will be revealed when everyone is ready.")
         return True
 
     def _form_answer(self, text: str) -> bool:
@@ -691,7 +691,7 @@ class Inputs(Prompts):
                     for m in self.join_messages():
                         self.send(m)
             elif self.view is not None and form.settings == self.view.settings:
-                self.say("info", "settings unchanged")
+                self.say("info", "Settings unchanged.")
             else:
                 self._need_connection()
                 self.send(ChangeSettings(settings=form.settings))  # the feed says it changed

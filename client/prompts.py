@@ -19,7 +19,7 @@ QUOTED = 18
 #: end of its sentence ("Waiting for Ada's spell word ladle").
 WAITING = " › "
 #: The questions that ask this player nothing (:meth:`Prompts.prompt_owner`).
-NOT_ASKED = frozenset({"wait", "watch", "skipped", "out"})
+NOT_ASKED = frozenset({"wait", "watch", "skipped", "out", "over"})
 
 #: What a question of the player's own asks, by its owner (:meth:`Prompts.prompt_owner`), as
 #: a card over the table names it: the card must not hide a turn whose clock runs.
@@ -261,10 +261,13 @@ class Prompts(TableState):
             return f"Proposal {sub[1] + 1}: y=yes n=no (Esc cancels)? "
         if sub and sub[0] == "vote":
             return f"Reason for your {'yes' if sub[2] else 'no'} (optional), Enter to send: "
+        # v only while a proposal waits for this player's vote, and first then: it is what the
+        # table waits for (a newcomer pressed v for a whole game and never had a vote to cast).
+        voting = bool(self.votable())
         me = self.me
         if me is not None and me.done:
-            return "Done; c s v still work: "
-        return "Review: c=challenge s=same v=vote d=done: "
+            return f"Done; {'v ' if voting else ''}c s still work: "
+        return f"Review: {'v=vote ' if voting else ''}c=challenge s=same d=done: "
 
     def waiting_text(self) -> str:
         """What the table is waiting for, as a phrase."""

@@ -29,6 +29,7 @@ from conjure.client.statefile import ENV_SHARE_URL
 from conjure.client.tablestate import status_rows
 from conjure.client.textfit import cells, pad, shorten, wrap, wrap_items
 from conjure.client.texts import (
+    CONJURER_SUMMONING_WORD,
     HELP,
     HELP_SPECTATOR,
     HOWTO,
@@ -270,6 +271,10 @@ def _cell(text: str, width: int) -> str:
     return pad(shorten(text, width - 1), width)
 
 
+#: The presence column's width once a game is under way: its usual words and a space.
+PRESENCE_W = len("done ")
+
+
 def _presence(p: PlayerView, v: View) -> str:
     if p.kicked:
         return "left"
@@ -323,7 +328,9 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
         cols.append((p, label, _presence(p, v), spell, summon, sstyle, " ".join(tags)))
     score_w = max([len("points")] + [len(str(p.score)) for p in v.players]) + 1
     name_w = max([cells("player")] + [cells(c[1]) for c in cols]) + 1
-    pres_w = max([0] + [cells(c[2]) + 1 for c in cols])
+    # Room for "done", "away" or "left" kept from the start: seen at 80x24, the word columns
+    # jumped sideways as the first player said they were done.
+    pres_w = max([0 if v.phase == "lobby" else PRESENCE_W] + [cells(c[2]) + 1 for c in cols])
     spell_w = max([cells("spell word")] + [cells(c[3]) for c in cols]) + 1
     summon_w = max([cells("summoning word")] + [cells(c[4]) for c in cols]) + 1
     fixed = 3 + pres_w + 2 + score_w
@@ -685,10 +692,8 @@ def _phase_hint(session: Session) -> tuple[str, int] | None:
         return f"{name} puts crystals on the spell words that lead to the idea.", 2
     if v.phase == "commit":
         summoning = me is not None and any(p.seat == me.seat for p in session.summoners())
-        text = (
-            SUMMONING_WORD[:1].upper() + SUMMONING_WORD[1:] + ". It must not be or contain "
-            "a spell word of the round (-3)."
-        )
+        said = CONJURER_SUMMONING_WORD if conj else SUMMONING_WORD
+        text = said[:1].upper() + said[1:] + ". It must not be or contain a spell word (-3)."
         return text, 1 if summoning else 2
     if v.phase == "reveal":
         return "The summon is closed: the words are opened and shown together.", 2

@@ -450,6 +450,10 @@ class Session(Inputs):
         for line in msg.feed:
             if line not in quiet:  # "Ann is back." about ourselves: we said "you sit at …"
                 self.add_feed(line)
+        if msg.feed and self.status is not None and self.status[0] == "info" and not self.overlay:
+            # A move's confirmation ("You proposed ...") is over once the feed, in sight, says
+            # what happened: seen at 80x24, it stayed after the proposal had been rejected.
+            self.status = None
         if msg.receipt is not None and v.game_id:
             self._save_receipt(v.game_id, msg.receipt.seq, msg.receipt.hash)
         key = (v.game_id, v.round, v.phase)
@@ -510,4 +514,4 @@ class Session(Inputs):
         self._reveal_sent.add(key)
         self._my_words[key] = chosen["word"]
         self.send(RevealSummon(word=chosen["word"], nonce=chosen["nonce"]))
-        self.say("info", f"revealing your word '{chosen['word']}'")
+        self.say("info", f"Revealing your word '{chosen['word']}'.")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from conjure.client.textfit import NO_BREAK
 from conjure.protocol.deck import Card, DeckError, card_text_problem, clean_card_text, load_deck
 from conjure.protocol.house import HOUSE_RULES
 from conjure.protocol.messages import InLimits, RoomSettings
@@ -81,7 +82,7 @@ def limits_text(limits: InLimits) -> str:
     parts = []
     for name in PHASES:
         value = getattr(limits, name)
-        parts.append(f"{name} {'off' if value is None else f'{value:g}s'}")
+        parts.append(f"{name}{NO_BREAK}{'off' if value is None else f'{value:g}s'}")
     return ", ".join(parts)
 
 

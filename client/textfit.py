@@ -11,6 +11,8 @@ from __future__ import annotations
 from prompt_toolkit.utils import get_cwidth
 
 ELLIPSIS = "…"
+#: A space :func:`wrap` never breaks at ("review 120s" stays on one line).
+NO_BREAK = "\u00a0"
 
 
 def cells(text: str) -> int:

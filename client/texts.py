@@ -9,10 +9,14 @@ from __future__ import annotations
 from conjure.protocol.events import RULE_TEXT
 
 #: The words the game uses, one sentence each (shown in the how-to and the help).
-SPELL_WORD = "spell word: a clue each player writes in turn; everyone sees it at once"
+SPELL_WORD = "spell word: a clue each player writes in turn, for everyone to see"
 SUMMONING_WORD = (
     "summoning word: your secret guess at what the conjurer summons; it is shown only "
     "when everyone has locked in"
+)
+#: The same, as the conjurer reads it: they are not guessing.
+CONJURER_SUMMONING_WORD = (
+    "summoning word: the thing you summon, written in secret; the others try to match it"
 )
 STARS = "★: a category is worth 1 to 3 stars, the points a match scores"
 
@@ -20,7 +24,7 @@ HOWTO: list[str] = [
     "One round per player; each round one player is the conjurer (✦).",
     "1. Choose. The conjurer chooses a category card. " + STARS + ".",
     "2. Spell words. In seat order, starting with the conjurer, everyone writes one spell "
-    "word: a clue everyone sees at once.",
+    "word: a clue everyone sees as soon as it is written.",
     "3. Crystals. The conjurer puts crystals (◆) on 2 to 4 boards whose spell words lead "
     "to the thing they have in mind.",
     "4. Summon. Everyone, the conjurer too, writes a secret summoning word: the thing the "
@@ -59,6 +63,9 @@ HELP: list[str] = [
     "Review: keys act as you type them. c challenges a word, s proposes two words as the same "
     "thing, v votes, d says you are done: 'c 2 1' challenges board 2's word under rule 1; "
     "'v 1 y', then a reason and Enter, votes yes on proposal 1.",
+    "  The rules a word is challenged under: "
+    + "; ".join(f"{i} it {text}" for i, text in enumerate(RULE_TEXT.values(), 1))
+    + ".",
     "Commands",
     "  /say TEXT: chat. /leave: give up your seat for good. /quit: quit.",
     "Host",

@@ -13,7 +13,7 @@ from test_client_session import Harness, players, spells, view
 from conjure.client import screen
 from conjure.client.session import Session
 from conjure.client.statefile import StateDir
-from conjure.client.textfit import shorten, wrap, wrap_items
+from conjure.client.textfit import cells, shorten, wrap, wrap_items
 from conjure.protocol.messages import (
     Bye,
     CardView,
@@ -265,14 +265,13 @@ def test_a_first_seat_is_a_first_seat_even_when_resumed(tmp_path):
 
 
 def review_with(*proposals, **per_seat):
-    published = players(
-        0,
-        Ann={"summon": "moon", "valid": True},
-        Bob={"summon": "rocket", "valid": True},
-        Cat={"summon": "star", "valid": True},
-        Dan={"summon": "comet", "valid": True},
-        **per_seat,
-    )
+    seats = {
+        "Ann": {"summon": "moon", "valid": True},
+        "Bob": {"summon": "rocket", "valid": True},
+        "Cat": {"summon": "star", "valid": True},
+        "Dan": {"summon": "comet", "valid": True},
+    }
+    published = players(0, **(seats | per_seat))
     return view("review", players=published, proposals=list(proposals))
 
 
@@ -326,7 +325,7 @@ def test_a_vote_about_your_own_word_says_why_not(tmp_path):
     h.session.key("y")
     assert h.session.submit("same sky")
     assert h.sent[-1] == CastVote(proposal=1, yes=True, reason="same sky")
-    assert h.session.status[1] == "voted yes on proposal 2"
+    assert h.session.status[1] == "You voted yes on proposal 2."
     third = ProposalView(id=2, kind="same", by=2, seats=[1, 3], words=["rocket", "comet"])
     third.voters = [0, 2]
     h.show(review_with(mine, other, third, round=1))
@@ -352,7 +351,7 @@ def test_proposals_are_numbered_from_one_and_every_reason_shows(tmp_path):
     assert " 1. Bob challenges Cat's 'star': must fit the category" in text
     assert "Dan: a star fits, look at the sky" in text
     assert "Bob: proposed it" not in text  # the proposer's own yes goes without saying
-    assert h.session.prompt() == "Review: c=challenge s=same v=vote d=done: "
+    assert h.session.prompt() == "Review: v=vote c=challenge s=same d=done: "  # Ann votes
 
 
 def test_the_challenge_menu_reads_as_sentences(tmp_path):
@@ -563,7 +562,7 @@ def test_small_texts(tmp_path):
     for _ in range(5):
         s.submit("")
     assert not any(isinstance(m, ChangeSettings) for m in h.sent)
-    assert s.status == ("info", "settings unchanged")
+    assert s.status == ("info", "Settings unchanged.")
     form = screen.plain(screen.form_panel(s, 80)) if s.form else ""
     assert form.count("Enter keeps the value") <= 1
 
@@ -707,3 +706,71 @@ def test_enter_alone_where_a_board_number_is_asked_says_what_is_asked(tmp_path):
     assert s.sub == ("kick",) and h.sent == []
     s.key("escape")
     assert s.sub == ()
+
+
+def test_a_moves_confirmation_is_over_once_the_feed_says_what_happened(tmp_path):
+    """Seen at 80x24: " proposed the two words as the same thing" stayed on the status line
+    after the feed said the proposal was rejected. A confirmation is a sentence about the
+    player's move, and it goes once an update's feed, in sight, tells the table; under a card,
+    which hides the feed, it stays."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(review_with())
+    s.key("s")
+    s.key("2")
+    s.key("3")
+    assert s.status == ("info", "You proposed that the two words name the same thing.")
+    h.show(review_with(), feed=["Ann proposes that 'moon' and 'star' are the same thing."])
+    assert s.status is None
+    s.key("d")
+    assert s.status == ("info", "You are done with the review.")
+    s.key("f1")  # the feed is hidden: the status line is all there is
+    h.show(review_with(), feed=["Ann is done reviewing."])
+    assert s.status == ("info", "You are done with the review.")
+    s.key("escape")
+    h.show(review_with())  # an update that says nothing: it stays
+    assert s.status == ("info", "You are done with the review.")
+
+
+def test_what_a_newcomer_read_says_one_thing_at_80_columns(tmp_path):
+    """From a newcomer's game at 80x24: the lobby left "120s" alone on a line, the conjurer
+    was told to guess at their own word, and the help named challenge rules by numbers it never
+    listed."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("lobby", round=0))
+    rows = [screen.plain(r.line).rstrip() for r in screen.lobby_rows(s, 80)]
+    assert all(cells(r) <= 80 for r in rows)
+    assert not any(r.strip() in ("120s", "review", "review 120s") for r in rows), rows
+    assert any("review\u00a0120s" in r for r in rows)
+    h.show(view("commit", conjurer=0))  # Ann is the conjurer
+    said = screen.plain(screen.panel(s, 80))
+    assert "Summoning word: the thing you summon, written in secret" in unwrap_text(said)
+    h.show(view("commit", conjurer=1))
+    assert "Summoning word: your secret guess" in unwrap_text(screen.plain(screen.panel(s, 80)))
+    assert s.submit("/help")
+    text = unwrap_text("\n".join(middle_text(s, 60)))
+    assert "1 it must be a noun; 2 it must be a thing without adjectives" in text
+    assert "4 it cannot be or contain a written word." in text
+
+
+def unwrap_text(text: str) -> str:
+    return " ".join(line.strip() for line in text.splitlines())
+
+
+def test_the_word_columns_stay_put_as_players_say_they_are_done(tmp_path):
+    """Seen at 80x24: the spell and summoning words jumped sideways when the first player of
+    the review said they were done (the presence column appeared only then)."""
+    h = Harness(tmp_path)
+    s = h.session
+
+    def column_of(word: str) -> int:
+        rows = [screen.plain(r.line) for r in screen.board_rows(s, 80)]
+        return next(r.index(word) for r in rows if word in r)
+
+    h.show(review_with())
+    before = column_of("rocket"), column_of("comet")
+    h.show(review_with(Bob={"summon": "rocket", "valid": True, "done": True}))
+    assert (column_of("rocket"), column_of("comet")) == before
+    h.show(review_with(Bob={"summon": "rocket", "valid": True, "connected": False}))
+    assert (column_of("rocket"), column_of("comet")) == before

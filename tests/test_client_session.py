@@ -142,9 +142,9 @@ def test_prompts_follow_the_phases(h):
     h.show(view("reveal", players=players(0, Bob={"committed": True})))
     assert "Waiting for Bob to reveal" in s.prompt()
     h.show(view("review"))
-    assert s.prompt() == "Review: c=challenge s=same v=vote d=done: "
+    assert s.prompt() == "Review: c=challenge s=same d=done: "  # nothing to vote on yet
     h.show(view("over", winners=[0]))
-    assert s.prompt().startswith("Game over")
+    assert s.prompt().startswith("Game over") and "Enter send" not in s.key_help()
 
 
 def test_dark_magic_prompts(tmp_path):
