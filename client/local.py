@@ -16,7 +16,8 @@ What it does, in order:
    for its ``listening on`` line. A server started on the same ``replays/`` brings the unfinished
    game back from its log, in the same room;
 4. a new game: creates a room as the person at the keyboard (name from ``--name``,
-   ``$CONJURE_NAME`` or the login name) and saves the seat token in the state directory for
+   ``$CONJURE_NAME``, the name they gave an earlier run, else asked once on a terminal, else the
+   login name: :func:`player_name`) and saves the seat token in the state directory for
    ``ws://127.0.0.1:P``; a resumed game: takes the saved seat back (its token moved to the new
    address if the port changed);
 5. starts ``conjure bot ws://127.0.0.1:P --room CODE --count N --state-dir STATE/local-bots`` as
@@ -110,13 +111,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def player_name(given: str | None) -> str:
-    name = given or os.environ.get("CONJURE_NAME") or ""
-    if not name:
-        with contextlib.suppress(Exception):
-            name = getpass.getuser()
+def login_name() -> str:
+    """The login name, as a name at the table ("Player" when there is none)."""
+    from conjure.protocol.names import name_problem
+
+    name = ""
+    with contextlib.suppress(Exception):
+        name = getpass.getuser()
     name = " ".join("".join(ch for ch in name if ch.isprintable()).split())[:24]
-    return name or "Player"
+    return name if name and name_problem(name) is None else "Player"
+
+
+#: Tries at the name question before the login name is taken.
+NAME_TRIES = 3
+
+
+def player_name(given: str | None, store: StateDir, ask: Callable[[str], str] | None = None) -> str:
+    """The person's name at the table: ``--name``, ``$CONJURE_NAME``, the name they gave an
+    earlier run, else asked once (``ask``, on a terminal) and remembered, else the login name.
+
+    Why ask: seen at a party, a newcomer played a whole game as "root", the machine's account.
+    """
+    name = given or os.environ.get("CONJURE_NAME") or store.saved_name()
+    if name:
+        return name
+    from conjure.protocol.names import name_problem
+
+    default = login_name()
+    if ask is None:
+        return default
+    for _ in range(NAME_TRIES):
+        try:
+            answer = " ".join(ask(f"Your name at the table (Enter: {default}): ").split())
+        except EOFError:
+            return default
+        if not answer:
+            answer = default
+        problem = name_problem(answer)
+        if problem is None:
+            store.save_name(answer)
+            return answer
+        print(f"{problem} Try another.")
+    return default
+
+
+def terminal_input(prompt: str) -> str:
+    return input(prompt)
 
 
 def port_is_free(port: int) -> bool:
@@ -576,7 +616,6 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= args.bots <= 7:
         print("make play: --bots must be between 0 and 7", file=sys.stderr)
         return 2
-    name = player_name(args.name)
     store = StateDir(os.environ.get("CONJURE_STATE_DIR") or None)
     bots_store = StateDir(store.path / BOTS_STATE_DIR)
     replays = args.replays.resolve()
@@ -587,11 +626,15 @@ def main(argv: list[str] | None = None) -> int:
     code = 0
     url: str | None = None
     room: str | None = None
+    name = ""  # asked below, once the question of an unfinished game is answered
     last: LastGame | None = None
     try:
         last = load_last_game(store, replays)
         if not want_resume(last, args):
             last = None
+        # A resumed game keeps the name its seat has; a new one asks it, the first time.
+        ask = terminal_input if last is None and sys.stdin.isatty() else None
+        name = player_name(args.name, store, ask)
         port = pick_port(args.port, last.port if last is not None else None)
         print(f"Starting a Conjure server (log: {server_log}) ...", flush=True)
         server = children.start(

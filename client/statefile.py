@@ -54,6 +54,10 @@ Files (all UTF-8 JSON, one object, ``"version": 1``):
     What this user has already been shown once (``{"version": 1, "howto": 1767225600.0}``):
     the short "how to play" appears in the lobby until a first game starts.
 
+``profile.json``
+    The name this user gave ``make play`` when it asked (``{"version": 1, "name": "Ann"}``), so
+    it asks only once.
+
 ``client.log``
     Unexpected exceptions (with tracebacks), so the screen never shows one.
 """
@@ -288,6 +292,25 @@ class StateDir:
         with contextlib.suppress(OSError):
             self.ensure()
             write_private(self.seen_path, json.dumps(data, sort_keys=True).encode() + b"\n")
+
+    # ---------------------------------------------------------------- the person's name
+
+    @property
+    def profile_path(self) -> Path:
+        return self.path / "profile.json"
+
+    def saved_name(self) -> str | None:
+        """The name this user gave when asked, if any."""
+        data = _read_json(self.profile_path) or {}
+        name = data.get("name")
+        return name if isinstance(name, str) and name else None
+
+    def save_name(self, name: str) -> None:
+        """Remember ``name``; never raises (at worst it is asked again)."""
+        with contextlib.suppress(OSError):
+            self.ensure()
+            data = {"version": VERSION, "name": name}
+            write_private(self.profile_path, json.dumps(data, sort_keys=True).encode() + b"\n")
 
     # ---------------------------------------------------------------- log
 

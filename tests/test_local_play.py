@@ -24,6 +24,8 @@ import pytest
 import trio
 from wsclient import open_table, start_game
 
+from conjure.client.statefile import StateDir
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,16 +85,16 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def make_play(sock: Path, tmp_path: Path, session: str = "play") -> None:
-    """Start ``python -m client.local`` in a new tmux server on ``sock`` (100x30)."""
-    env = {
-        "CONJURE_STATE_DIR": str(tmp_path / "state"),
-        "CONJURE_NAME": "Tess",
-        "TMPDIR": str(tmp_path),
-    }
+def make_play(sock: Path, tmp_path: Path, session: str = "play", name: str | None = "Tess") -> None:
+    """Start ``python -m client.local`` in a new tmux server on ``sock`` (100x30); ``name``:
+    ``$CONJURE_NAME`` (None: unset, so that the program asks)."""
+    env = {"CONJURE_STATE_DIR": str(tmp_path / "state"), "TMPDIR": str(tmp_path)}
+    if name is not None:
+        env["CONJURE_NAME"] = name
     command = " ".join(
         [
             "env",
+            *(["-u", "CONJURE_NAME"] if name is None else []),
             *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
             shlex.quote(sys.executable),
             "-m",
@@ -130,8 +132,10 @@ def quit_and_read(sock: Path) -> str:
 def test_make_play_seats_three_bots_and_quitting_leaves_nothing(tmp_path):
     assert TMUX is not None, "tmux is not installed: `make test` installs it (`make tools`)"
     sock = tmp_path / "tmux.sock"
-    make_play(sock, tmp_path)
+    make_play(sock, tmp_path, name=None)
     try:
+        wait_screen(sock, "Your name at the table (Enter: ")  # no name given: asked, once
+        tmux(sock, "send-keys", "-t", "play", "Tess", "Enter")
         screen = wait_screen(sock, "seated", "Ada", "Basil", "Cleo", timeout=40)
         assert re.search(r"4 player(s|\(s\)) seated", screen), screen
         assert re.search(r"Tess\s*♛", screen), screen  # the person is the host ...
@@ -156,6 +160,7 @@ def test_make_play_seats_three_bots_and_quitting_leaves_nothing(tmp_path):
         assert "conjure play ws://" in out  # the join line for friends, printed before
         assert not [pid for pid in pids.values() if alive(pid)]
         assert processes_mentioning(str(tmp_path)) == {}
+        assert StateDir(tmp_path / "state").saved_name() == "Tess"  # the next run does not ask
     finally:
         subprocess.run([TMUX, "-S", str(sock), "kill-server"], capture_output=True, timeout=10)
 

@@ -141,3 +141,43 @@ async def test_the_look_at_a_server_that_is_gone_is_nothing():
         url = f"ws://127.0.0.1:{s.getsockname()[1]}"
     with trio.fail_after(10):
         assert await local.look_at_room(url, "ABCD", None) is None
+
+
+def test_make_play_asks_the_name_once_and_remembers_it(tmp_path, monkeypatch, capsys):
+    """A newcomer played a whole game as "root", the machine's login: the first run asks, Enter
+    keeps the login name, a name the server would refuse is asked again, and the answer is
+    remembered; --name and $CONJURE_NAME still win, and without a terminal nothing is asked."""
+    monkeypatch.delenv("CONJURE_NAME", raising=False)
+    monkeypatch.setattr(local.getpass, "getuser", lambda: "root")
+    store = StateDir(tmp_path / "state")
+    asked: list[str] = []
+
+    def answers(*typed: str):
+        queue = list(typed)
+
+        def ask(prompt: str) -> str:
+            asked.append(prompt)
+            return queue.pop(0)
+
+        return ask
+
+    assert local.player_name(None, store, None) == "root"  # no terminal: not asked
+    assert store.saved_name() is None and not asked
+    assert local.player_name(None, store, answers("\u0001\u0002", "  Ann  ")) == "Ann"
+    assert asked == ["Your name at the table (Enter: root): "] * 2
+    assert "Try another" in capsys.readouterr().out
+    assert store.saved_name() == "Ann"
+    assert local.player_name(None, store, answers()) == "Ann"  # remembered: not asked again
+    assert len(asked) == 2
+    assert local.player_name("Bea", store, answers()) == "Bea"
+    monkeypatch.setenv("CONJURE_NAME", "Cy")
+    assert local.player_name(None, store, answers()) == "Cy"
+    monkeypatch.delenv("CONJURE_NAME")
+    fresh = StateDir(tmp_path / "other")
+    assert local.player_name(None, fresh, answers("")) == "root"  # Enter: the login name
+    assert fresh.saved_name() == "root"
+
+    def closed(prompt: str) -> str:
+        raise EOFError
+
+    assert local.player_name(None, StateDir(tmp_path / "third"), closed) == "root"
