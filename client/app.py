@@ -51,6 +51,7 @@ from conjure.client.statefile import ENV_LOCAL_SERVER, StateDir
 from conjure.protocol.deck import DeckError, load_deck
 from conjure.protocol.house import HOUSE_RULES, canonical
 from conjure.protocol.messages import ClientMsg, RoomSettings
+from conjure.protocol.wording import NAME_PLACEHOLDER
 
 DEFAULT_URL = "ws://localhost:8765"
 
@@ -445,9 +446,14 @@ def settings_from_args(args: argparse.Namespace) -> RoomSettings:
 
 
 def options_from_args(args: argparse.Namespace, *, spectator: bool = False) -> Options:
+    name = getattr(args, "name", None)
+    if name == NAME_PLACEHOLDER:
+        # The share line's "--name YOU", pasted as it is: the client asks the name instead (a
+        # friend sat at the table as "YOU", beside the legend's "▶ you").
+        name = None
     return Options(
         url=args.url,
-        name=getattr(args, "name", None),
+        name=name,
         room=getattr(args, "room", None),
         create=getattr(args, "create", False),
         password=getattr(args, "password", None),
@@ -515,12 +521,33 @@ def run_client(opts: Options) -> int:
             or ("nothing was joined" if sys.stdin.isatty() else "standard input is not a terminal")
         )
         print(f"conjure: no room was joined ({why})", file=sys.stderr)
+        if s.watch_instead:
+            print(f"To watch the game: {s.watch_instead}", file=sys.stderr)
         return code or 1
-    # make play stops its own server when the client quits: there is no coming back to it.
-    if s.room and s.token and not s.spectator and not os.environ.get(ENV_LOCAL_SERVER):
-        name = f" --name {s.name}" if s.name and " " not in s.name else ""
-        print(f"Left room {s.room}. Come back with: conjure play {s.server} --room {s.room}{name}")
+    for line in farewell(s, local=bool(os.environ.get(ENV_LOCAL_SERVER))):
+        print(line)
     return code
+
+
+def farewell(s: Session, *, local: bool) -> list[str]:
+    """What a player who joined reads on leaving: how to come back, when they can.
+
+    ``make play`` (``local``) stops its own server when the client quits: there is no coming back
+    to it; nor to a game that is over, or to a seat the host took away (its token no longer
+    counts: seen, the command printed then seated a removed player anew).
+    """
+    if not s.room or s.spectator:
+        return []
+    if s.view is not None and s.view.phase == "over":
+        return [f"Left room {s.room}: its game is over."]
+    if not s.token or s.ended is not None or local:
+        return []
+    name = f" --name {s.name}" if s.name and " " not in s.name else ""
+    # The command on a line of its own, so that it is copied whole at 80 columns.
+    return [
+        f"Left room {s.room}. Come back with:",
+        f"  conjure play {s.server} --room {s.room}{name}",
+    ]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -128,6 +128,8 @@ class Prompts(TableState):
     def asks_nothing(self) -> bool:
         """Whether the input line answers no question of this player's now (a line typed is
         not sent; a slash command still is)."""
+        if self.ended is not None and self.join_field is None:
+            return True  # the connection is over for good
         owner = self.prompt_owner()
         if owner is None:
             return False
@@ -166,7 +168,7 @@ class Prompts(TableState):
         if not self.name and not self.spectator and not self.token:
             return "Your name: "
         if self.ended is not None:
-            return "Disconnected. Ctrl-Q to quit. "
+            return "Ctrl-Q quits. "  # the status row says why (the connection is over)
         v = self.view
         if v is None or not self.joined:
             if not self.connected:

@@ -36,6 +36,7 @@ from conjure.client.texts import (
     HOWTO_SHORT,
     SPELL_WORD,
     SUMMONING_WORD,
+    WATCHED_SUMMONING_WORD,
 )
 from conjure.protocol.events import CASE_TEXT, RULE_TEXT
 from conjure.protocol.messages import PlayerView, ProposalView, ResultView, View
@@ -692,7 +693,14 @@ def _phase_hint(session: Session) -> tuple[str, int] | None:
         return f"{name} puts crystals on the spell words that lead to the idea.", 2
     if v.phase == "commit":
         summoning = me is not None and any(p.seat == me.seat for p in session.summoners())
-        said = CONJURER_SUMMONING_WORD if conj else SUMMONING_WORD
+        watching = session.spectator or v.you is None
+        said = (
+            CONJURER_SUMMONING_WORD
+            if conj
+            else WATCHED_SUMMONING_WORD
+            if watching
+            else SUMMONING_WORD
+        )
         text = said[:1].upper() + said[1:] + ". It must not be or contain a spell word (-3)."
         return text, 1 if summoning else 2
     if v.phase == "reveal":

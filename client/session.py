@@ -61,6 +61,7 @@ from conjure.protocol.messages import (
     Welcome,
 )
 from conjure.protocol.names import name_problem
+from conjure.protocol.wording import watch_command
 
 __all__ = [
     "HELP_TEXT",
@@ -159,6 +160,9 @@ class Session(Inputs):
         self.overlay: Overlay | None = None
         self._keys_ignored_until = 0.0
         self.draft: str | None = None  # text the input line should hold next (see settle_input)
+        #: The command that watches the room whose game started without this player.
+        self.watch_instead: str | None = None
+        self._auto_card: Overlay | None = None  # the results card that opened by itself
 
         self.marks: set[int] = set()
         self.confirm_word: str | None = None
@@ -238,8 +242,7 @@ class Session(Inputs):
         self.joined = False if self.ended is None else self.joined
         self.retry_at = None if retry_in is None else self.clock() + retry_in
         if self.ended is not None:
-            self.banner = f"disconnected: {self.ended}"
-            self.say("error", f"Disconnected: {self.ended}")
+            self.banner = f"disconnected: {self.ended}"  # the status row shows it, said once
         elif was or self.view is not None:
             self.banner = f"connection lost ({reason})"
         else:
@@ -398,14 +401,16 @@ class Session(Inputs):
                 text = f"Room {self.room} has a password: type it to come in."
             if msg.code == "already_started":
                 # Nothing to retype: only the game's own players can come back (with their seat).
-                self.ended = (
-                    f"the game in room {self.room} has started without you; its players come back "
-                    "with the client that holds their seat"
-                )
+                # Where to go from here: a late friend can still watch (a dead end otherwise).
+                self.watch_instead = watch_command(self.server, self.room or "")
+                self.ended = f"the game in room {self.room} has started without you"
                 self.join_error = None
                 self.join_field = None
-                self.say(
-                    "error", f"The game in room {self.room} has started without you. Ctrl-Q quits."
+                self.say("error", f"The game in room {self.room} has started without you.")
+                self.add_feed(
+                    f"the game in room {self.room} has started without you; to watch it, quit "
+                    f"(Ctrl-Q) and type: {self.watch_instead}",
+                    "error",
                 )
                 return
             # Said once on the status line and shown with the field to change; not in the feed
@@ -459,6 +464,10 @@ class Session(Inputs):
         key = (v.game_id, v.round, v.phase)
         if key != self._phase_key:
             self._phase_key = key
+            if self.spectator and self.overlay is not None and self.overlay is self._auto_card:
+                # A spectator makes no move to close it: the results that opened by themselves
+                # give way when the next phase begins (seen: they hid two rounds of play).
+                self.close_card()
             self.marks = set()
             self.sub = ()
             self.confirm_word = None
@@ -469,6 +478,7 @@ class Session(Inputs):
                     self.first_time = False
                     self.store.mark_seen("howto")
         self._open_results(old, v)
+        self._told_host(old, v)
         self._maybe_reveal()
 
     def _open_results(self, old: View | None, v: View) -> None:
@@ -481,6 +491,15 @@ class Session(Inputs):
             return
         if len(v.results) > len(old.results):
             self.open_card("results", v.results[-1].round)
+            self._auto_card = self.overlay
+
+    def _told_host(self, old: View | None, v: View) -> None:
+        """The seat of the host passed to this player during a game: say what that gives them
+        (seen: a friend became host while the old host's turn stalled, and was told nothing)."""
+        if old is None or v.you is None or old.game_id != v.game_id:
+            return
+        if v.host == v.you and old.host != v.you and v.phase not in ("lobby", "over"):
+            self.say("info", "You are the host now: /pause, /skip N and /kick N are yours (F1).")
 
     def _save_receipt(self, game_id: str, seq: int, hash_: str) -> None:
         if self._receipt_seq.get(game_id, -1) >= seq:

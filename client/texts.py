@@ -14,6 +14,11 @@ SUMMONING_WORD = (
     "summoning word: your secret guess at what the conjurer summons; it is shown only "
     "when everyone has locked in"
 )
+#: The same, as a spectator reads it.
+WATCHED_SUMMONING_WORD = (
+    "summoning word: each player's secret guess at what the conjurer summons; all are shown "
+    "when everyone has locked in"
+)
 #: The same, as the conjurer reads it: they are not guessing.
 CONJURER_SUMMONING_WORD = (
     "summoning word: the thing you summon, written in secret; the others try to match it"
@@ -83,7 +88,7 @@ HELP_SPECTATOR: list[str] = [
     "  F1: this help. F2: how to play. F3: the last results.",
     "Words",
     "  " + SPELL_WORD + ".",
-    "  " + SUMMONING_WORD + ".",
+    "  " + WATCHED_SUMMONING_WORD + ".",
     "  " + STARS + ".",
 ]
 

@@ -36,6 +36,12 @@ def names_list(names: Sequence[str], empty: str = "") -> str:
 NAME_PLACEHOLDER = "YOU"
 
 
+def watch_command(url: str, room: str, *, pin: str = "") -> str:
+    """The command that watches ``room``'s game as a spectator."""
+    pinned = f" --pin {pin}" if pin else ""
+    return f"conjure watch {url}{pinned} --room {room}"
+
+
 def join_command(url: str, *, room: str = "", pin: str = "") -> str:
     """The command a player types to join: into ``room`` (a code, or ``CODE`` to fill in), or to
     make a room when ``room`` is empty; ``pin`` is the server's certificate fingerprint."""

@@ -673,8 +673,12 @@ def test_joining_a_started_game_ends_without_asking_for_the_code_again(tmp_path)
         )
     )
     assert s.join_field is None and s.ended is not None  # no form: there is nothing to retype
-    assert "has started without you" in s.status[1] and "Ctrl-Q quits" in s.status[1]
+    assert "has started without you" in s.status[1]
     assert not s.joined_once
+    # Not a dead end (seen with a late friend): the feed says how to watch the game instead.
+    assert s.watch_instead == f"conjure watch {s.server} --room ABCD"
+    assert s.feed[-1].text.endswith(f"to watch it, quit (Ctrl-Q) and type: {s.watch_instead}")
+    assert s.prompt() == "Ctrl-Q quits. " and "Enter send" not in s.key_help()
 
 
 def test_a_stray_key_in_the_lobby_says_which_keys_work(tmp_path):
@@ -774,3 +778,72 @@ def test_the_word_columns_stay_put_as_players_say_they_are_done(tmp_path):
     assert (column_of("rocket"), column_of("comet")) == before
     h.show(review_with(Bob={"summon": "rocket", "valid": True, "connected": False}))
     assert (column_of("rocket"), column_of("comet")) == before
+
+
+def test_a_spectators_results_give_way_when_the_next_phase_begins(tmp_path):
+    """Seen with a friend watching: a spectator makes no move, so the results that open by
+    themselves hid two rounds of play. They close as the next phase begins; results the
+    spectator opens with F3 stay until closed."""
+    h = Harness(tmp_path, spectator=True, name=None)
+    s = h.session
+    h.show(view("review", you=None))
+    h.show(view("choose", you=None, round=2, conjurer=1, results=[result()]))
+    assert s.overlay is not None and s.overlay.kind == "results"
+    h.show(view("choose", you=None, round=2, conjurer=1, remaining=20.0, results=[result()]))
+    assert s.overlay is not None  # the same phase: still there to read
+    h.show(view("spell", you=None, round=2, conjurer=1, turn=1, results=[result()]))
+    assert s.overlay is None
+    s.key("f3")
+    h.show(view("spell", you=None, round=2, conjurer=1, turn=2, results=[result()]))
+    h.show(view("mark", you=None, round=2, conjurer=1, results=[result()]))
+    assert s.overlay is not None and s.overlay.kind == "results"
+    h.show(view("commit", you=None, round=2, conjurer=1, results=[result()]))
+    s.key("escape")
+    text = unwrap_text(screen.plain(screen.panel(s, 80)))
+    assert "Summoning word: each player's secret guess" in text  # not "your" guess
+
+
+def test_a_player_who_becomes_the_host_is_told_what_that_gives_them(tmp_path):
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", turn=1, host=1))
+    assert s.status is None
+    h.show(view("spell", turn=1, host=0))  # the host was away: the seat passed to Ann
+    assert s.status == (
+        "info",
+        "You are the host now: /pause, /skip N and /kick N are yours (F1).",
+    )
+
+
+def test_the_share_lines_placeholder_name_is_asked_for_instead(tmp_path):
+    """The lobby's share line says --name YOU; pasted as it is, a friend sat as "YOU"."""
+    from argparse import Namespace
+
+    from conjure.client.app import options_from_args
+    from conjure.protocol.wording import NAME_PLACEHOLDER, join_command
+
+    assert f"--name {NAME_PLACEHOLDER} " in join_command("ws://h:1", room="ABCD")
+    pasted = Namespace(url="ws://h:1", name=NAME_PLACEHOLDER, room="ABCD")
+    assert options_from_args(pasted).name is None  # the client asks "Your name: "
+    assert options_from_args(Namespace(url="ws://h:1", name="Femi", room="ABCD")).name == "Femi"
+
+
+def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path):
+    from conjure.client.app import farewell
+
+    h = Harness(tmp_path)
+    s = h.session
+    s.token = "t" * 43
+    h.show(view("spell", turn=1))
+    lines = farewell(s, local=False)
+    assert lines == [
+        "Left room ABCD. Come back with:",
+        f"  conjure play {URL} --room ABCD --name Ann",
+    ]
+    assert all(cells(line) <= 80 for line in lines)
+    assert farewell(s, local=True) == []  # make play's server stops with the client
+    h.show(view("over", winners=[0]))
+    assert farewell(s, local=False) == ["Left room ABCD: its game is over."]
+    removed = Harness(tmp_path / "removed").session
+    removed.token, removed.ended = "t" * 43, "the host removed you from the room"
+    assert farewell(removed, local=False) == []  # that seat is gone: no command that lies
