@@ -429,7 +429,7 @@ def result_rows(session: Session, r: ResultView, width: int = 80) -> list[Row]:
             why = "; ".join(pt.why for pt in reasons) or ("no points" if word else "no word")
         if p.seat in r.invalid and not any(pt.rule == "P5" for pt in reasons):
             why += f" (invalid: {r.invalid[p.seat]})"
-        wtext = f"'{word}'" if word else "—"
+        wtext = f"'{word}'" if word else "(no word)"
         lead = "  " + p.name + " " * (name_w - cells(p.name)) + f"{pts:+d}".ljust(pts_w)
         hang = " " * (cells(lead) + 2)
         out += _rows(f"class:player.{p.colour}", f"{wtext}: {why}", width, indent=lead, hang=hang)

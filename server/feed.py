@@ -94,11 +94,20 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
             return f"{name(s)} has locked in."
         case ev.Revealed(seat=s):
             return f"{name(s)} has revealed."  # the word stays secret until all are published
-        case ev.SummonsPublished(words=words, unrevealed=unrevealed):
+        case ev.SummonsPublished(round=rnd, words=words, unrevealed=unrevealed):
             shown = ", ".join(f"{name(s)} {w!r}" for s, w in sorted(words.items()))
             line = f"All words are revealed: {shown or 'none'}."
             if unrevealed:
                 line += f" Never revealed: {_names(g, unrevealed)}."
+            # Whose summon closed on them with no word (seen: the others were not told).
+            r = g.round
+            none = (
+                [s for s in g.summoners() if s not in words and s not in unrevealed]
+                if (r is not None and r.number == rnd)
+                else []
+            )
+            if none:
+                line += f" No word from {_names(g, none)}."
             return line
         # Proposals are numbered from 1 for people (the wire and the log count from 0).
         case ev.ProposalMade(proposal=p, by=by, kind="challenge", seats=seats, rule=rule):

@@ -1,0 +1,41 @@
+"""The table talk's sentences (server/feed.py), as the rulebook's examples tell them."""
+
+from __future__ import annotations
+
+from conjure.server import feed
+from tests.rulestable import NAMES, Table
+
+
+def test_the_reveal_names_whose_summon_closed_on_them_with_no_word():
+    """Seen with friends: a summon that closed on Femi told the others nothing of her; the line
+    that publishes the words now says who wrote none."""
+    t = Table(4)
+    ann, bob, cy, dee = NAMES[:4]
+    t.choose(0)
+    t.spell_by({ann: "wheel", bob: "road", cy: "engine", dee: "horn"})
+    t.mark(bob, cy)
+    t.commit(ann, "car")
+    t.commit(bob, "car")
+    t.commit(cy, "bus")  # Dee writes nothing: the clock closes the summon
+    t.timeout()
+    before = len(t.events)
+    for name, word in ((ann, "car"), (bob, "car"), (cy, "bus")):
+        t.reveal(name, word)
+    lines = feed.describe(t.g, t.events[before:])
+    published = next(line for line in lines if line.startswith("All words are revealed"))
+    assert published == (
+        f"All words are revealed: {ann} 'car', {bob} 'car', {cy} 'bus'. No word from {dee}."
+    )
+
+
+def test_the_reveal_says_nothing_more_when_everyone_wrote_a_word():
+    t = Table(3)
+    ann, bob, cy = NAMES[:3]
+    t.choose(0)
+    t.spell_by({ann: "wheel", bob: "road", cy: "engine"})
+    t.mark(bob, cy)
+    before = len(t.events)
+    t.summon({ann: "car", bob: "car", cy: "bus"})
+    lines = feed.describe(t.g, t.events[before:])
+    published = next(line for line in lines if line.startswith("All words are revealed"))
+    assert "No word from" not in published and "Never revealed" not in published
