@@ -163,6 +163,7 @@ class Session(Inputs):
         #: The command that watches the room whose game started without this player.
         self.watch_instead: str | None = None
         self._auto_card: Overlay | None = None  # the results card that opened by itself
+        self._talk_of: str | None = None  # the room whose table talk the feed holds
 
         self.marks: set[int] = set()
         self.confirm_word: str | None = None
@@ -444,6 +445,13 @@ class Session(Inputs):
         else:
             self.deadline_at = None
         quiet: set[str] = set()
+        if msg.earlier and self._talk_of != v.room:
+            # Back with an empty screen (a closed terminal, another machine): the table talk
+            # so far, as the room kept it. A client that kept its own feed has it already.
+            self.add_feed(f"earlier in room {v.room}:", "me")
+            for line in msg.earlier:
+                self.add_feed(line)
+        self._talk_of = v.room
         if self._first_seat is not None:
             seat, room, resumed = self._first_seat
             self._first_seat = None

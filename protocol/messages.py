@@ -382,9 +382,16 @@ class Update(ServerMsg, tag="update"):
     view: View
     receipt: Receipt | None = None
     feed: list[str] = []  # noqa: RUF012 (a struct field: msgspec copies the default)
+    #: Only in a connection's first view from a room: the room's table talk before it (at most
+    #: ``EARLIER_LINES``, oldest first), for a client that comes back with nothing on screen.
+    earlier: list[str] = []  # noqa: RUF012
     #: The number of this view on this connection, given only to a patching client: the next
     #: ``patch`` names it as its ``base``.
     n: int | None = None
+
+
+#: The most lines of earlier table talk a first view carries (``Update.earlier``).
+EARLIER_LINES = 40
 
 
 class Patch(ServerMsg, tag="patch"):

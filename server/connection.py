@@ -107,6 +107,7 @@ class Connection:
         self.player_id: str | None = None
         self.spectator = False
         self.sent: Sent | None = None
+        self.earlier_due = False
         #: Requests queued for the room and perhaps not yet handled, oldest first (service.py).
         self.unanswered: deque[Request] = deque()
 

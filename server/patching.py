@@ -120,13 +120,17 @@ class Frames:
             found = self._seats[id(doc)] = _seat_indexes(doc)
         return found
 
-    def full(self, seat: int | None, feed: list[str]) -> tuple[str, Sent]:
-        """A whole ``update`` (the first one, or the answer to ``resync``), numbered."""
+    def full(
+        self, seat: int | None, feed: list[str], earlier: list[str] | None = None
+    ) -> tuple[str, Sent]:
+        """A whole ``update`` (the first one, or the answer to ``resync``), numbered; the
+        first one a connection gets from a room carries ``earlier`` (``Update.earlier``)."""
         msg = {
             "type": "update",
             "view": viewer_doc(self.doc, seat),
             "receipt": self.receipt,
             "feed": feed,
+            "earlier": earlier or [],
             "n": self.n,
         }
         return encoder.encode(msg).decode("utf-8"), Sent(self.n, self.doc, seat)

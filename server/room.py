@@ -260,6 +260,9 @@ class Room:
         self._view_cache = ViewCache()
         #: Views made for patching clients so far: each has its number (server.patching).
         self._views_made = 0
+        #: The table talk so far (the newest lines), for a connection's first view: seen, a
+        #: player who came back after a terminal was closed found the table talk gone.
+        self._told: deque[str] = deque(maxlen=m.EARLIER_LINES)
         self._roster_of: tuple[Game, Roster] | None = None
         # A deque and a parking lot rather than a memory channel: queued requests are handled
         # back to back, without a scheduler round trip each (the room awaits only its log).
@@ -502,6 +505,7 @@ class Room:
         or taken again, starts with a whole view (PROTOCOL.md, "Patches")."""
         self.members.seat(conn, player_id, self)
         conn.sent = None
+        conn.earlier_due = True
         self._note_presence(player_id, True)
 
     def _detach(self, conn: Viewer) -> None:
@@ -665,6 +669,7 @@ class Room:
                 f"This room already has {allowed} spectators, as many as it allows.",
             )
         self.members.watch(conn, self)
+        conn.earlier_due = True
         conn.send(m.Watching(room=self.code))
         # The newcomer sees the table now; everyone else learns the new count in a coalesced update.
         self._send_view(conn)
@@ -1161,7 +1166,9 @@ class Room:
         )
         patches: Frames | None = None
         for pid, conn in list(self.conns.items()):
-            if conn.patches:
+            if conn.earlier_due:
+                patches = self._send_first(conn, seats[pid], table, receipt, lines, patches)
+            elif conn.patches:
                 patches = patches or self._patches(table, receipt)
                 self._send_patch(conn, patches, seats[pid], lines)
             else:
@@ -1169,6 +1176,30 @@ class Room:
         if spectators:
             same = self._spectator_lines == lines  # no lines held back from coalesced updates
             self._send_spectators(now, table, receipt, frames[None] if same else None, patches)
+        self._told.extend(lines)
+
+    def _send_first(
+        self,
+        conn: Viewer,
+        seat: int | None,
+        table: Table,
+        receipt: Receipt | None,
+        lines: list[str],
+        patches: Frames | None,
+    ) -> Frames | None:
+        """A connection's first view from this room, with the table talk before it
+        (``Update.earlier``); the patching views made for it, to share with the others."""
+        conn.earlier_due = False
+        earlier = list(self._told)
+        if conn.patches:
+            patches = patches or self._patches(table, receipt)
+            text, conn.sent = patches.full(seat, lines, earlier)
+        else:
+            text = update_frames(
+                table, self.game, [seat], receipt, lines, self._view_cache, earlier
+            )[seat]
+        conn.send_text(text)
+        return patches
 
     def _patches(self, table: Table, receipt: Receipt | None) -> Frames:
         self._views_made += 1
@@ -1200,6 +1231,9 @@ class Room:
         """Every spectator's update, with every feed line held back for them since the last."""
         lines = self._spectator_lines
         for w in list(self.watchers):
+            if w.earlier_due:
+                patches = self._send_first(w, None, table, receipt, lines, patches)
+                continue
             if w.patches:
                 patches = patches or self._patches(table, receipt)
                 self._send_patch(w, patches, None, lines)
@@ -1221,6 +1255,9 @@ class Room:
             else self._roster().seat(conn.player_id)
         )
         table, receipt = self.table(), self._receipt()
+        if conn.earlier_due:
+            self._send_first(conn, seat, table, receipt, [], None)
+            return
         if conn.patches:
             text, conn.sent = self._patches(table, receipt).full(seat, [])
         else:

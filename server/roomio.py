@@ -85,6 +85,9 @@ class Viewer(Protocol):
     patches: bool
     #: What a patching client holds, kept by the room that sends it views (None: nothing yet).
     sent: Sent | None
+    #: Its next view is its first from the room (a seat taken, taken again, or a watch): that
+    #: view carries the table talk before it (``Update.earlier``). Set and cleared by the room.
+    earlier_due: bool
 
     @property
     def open(self) -> bool: ...

@@ -104,6 +104,7 @@ def update_frames(
     receipt: Receipt | None,
     feed: list[str],
     cache: ViewCache,
+    earlier: list[str] | None = None,
 ) -> dict[int | None, str]:
     """The text frame of the ``Update`` each viewer gets: exactly
     ``encode(Update(view=build_view(table, game, v), receipt=receipt, feed=feed))``, built faster.
@@ -127,7 +128,8 @@ def update_frames(
         view = msgspec.structs.replace(
             public, you=v, players=msgspec.Raw(b"[" + b",".join(parts) + b"]"), **shared
         )
-        frames[v] = encoder.encode(Update(view=view, receipt=receipt, feed=feed)).decode("utf-8")
+        update = Update(view=view, receipt=receipt, feed=feed, earlier=earlier or [])
+        frames[v] = encoder.encode(update).decode("utf-8")
     return frames
 
 

@@ -695,3 +695,17 @@ def test_name_is_asked_when_missing(tmp_path):
     assert not s.submit("x" * 30)
     assert s.submit("Ann")
     assert sent == [JoinRoom(room="ABCD", name="Ann")]
+
+
+def test_back_with_an_empty_screen_the_table_talk_so_far_is_shown_once(tmp_path):
+    """A terminal closed and opened again: the first view's ``earlier`` lines go into the feed,
+    under a line that says what they are; a client that kept its own feed (a reconnection in
+    the same run) does not get them twice."""
+    h = Harness(tmp_path)
+    s = h.session
+    earlier = ["Ann chose the category 'Vehicle' (1 star).", "Ann's turn to write a spell word."]
+    s.on_message(Update(view=view("spell", turn=0), feed=["Bob is back."], earlier=earlier))
+    texts = [f.text for f in s.feed]
+    assert texts[-4:] == ["earlier in room ABCD:", *earlier, "Bob is back."]
+    s.on_message(Update(view=view("spell", turn=0), feed=[], earlier=earlier))  # reconnected
+    assert [f.text for f in s.feed] == texts

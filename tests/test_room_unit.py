@@ -40,6 +40,7 @@ class FakeViewer:
         self.spectator = False
         self.patches = False
         self.sent = None
+        self.earlier_due = False
         self.closed: str | None = None
         self.received: list[m.ServerMsg] = []
         self._news = trio.Event()

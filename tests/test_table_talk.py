@@ -1,0 +1,58 @@
+"""The table talk a connection's first view carries (``update.earlier``), as a player who comes
+back with an empty screen meets it: seen with friends, a terminal closed and opened again found
+the table talk gone."""
+
+from __future__ import annotations
+
+import pytest
+from wsclient import by_seat, open_client, open_table, start_game
+
+from conjure.protocol import messages as m
+
+
+def talk(client) -> list[str]:
+    """Every feed line ``client`` has received, in order."""
+    return [line for x in client.received if isinstance(x, m.Update) for line in x.feed]
+
+
+def updates(client) -> list[m.Update]:
+    return [x for x in client.received if isinstance(x, m.Update)]
+
+
+@pytest.mark.parametrize("patches", [True, False], ids=["patches", "full views"])
+async def test_a_player_back_on_a_new_connection_gets_the_table_talk_before_it(server, patches):
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], patches=patches) as table:
+        view = await start_game(table)
+        ann, bob, _cy = table
+        await by_seat(table)[view.conjurer].choose(0)
+        await ann.wait_view(lambda v: v.phase == "spell")
+        heard = talk(ann)  # everything said in the room so far: Ann has been there throughout
+        assert bob.token is not None and ann.room is not None
+        async with open_client(server.url, "Bob again", patches=patches) as back:
+            await back.resume(ann.room, bob.token)
+            await back.wait_view(lambda v: v.phase == "spell")
+            got = updates(back)
+            assert got[0].earlier == heard, (got[0].earlier, heard)
+            assert any("chose the category" in line for line in got[0].earlier)
+            await by_seat(table)[view.conjurer].spell("wheel")
+            await back.wait_view(lambda v: bool(v.players[view.conjurer].spell))
+            assert all(u.earlier == [] for u in updates(back)[1:])  # only the first view
+
+
+async def test_a_spectators_first_view_has_it_and_it_keeps_the_newest_lines(start_server):
+    server = await start_server(rate=1000.0, burst=1000)  # one host changing settings fast
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        ann = table[0]
+        for i in range(m.EARLIER_LINES + 5):  # more lines than are kept
+            limit = 30 + i
+            settings = m.RoomSettings(limits=m.InLimits(spell=limit))
+            await ann.send(m.ChangeSettings(settings=settings))
+            await ann.wait_view(lambda v, s=limit: v.settings.limits.spell == s)
+        heard = talk(ann)
+        assert len(heard) > m.EARLIER_LINES
+        assert ann.room is not None
+        async with open_client(server.url, "Eve") as eve:
+            await eve.watch(ann.room)
+            await eve.wait_view(lambda v: v.you is None)
+            first = updates(eve)[0]
+            assert first.earlier == heard[-m.EARLIER_LINES :]  # the newest, oldest first
