@@ -8,11 +8,15 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup tools test typecheck lint play demo bench bench-abuse clean
 
+# -qq: pip's warnings about the machine's own package indexes read as failures to a newcomer;
+# an error still shows.
 $(STAMP): pyproject.toml
+	@echo "Setting up $(VENV) (the first time takes a minute or two) ..."
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	@$(PY) -m pip install -qq --upgrade pip
+	@$(PY) -m pip install -qq -e '.[test]'
 	@touch $(STAMP)
+	@echo "Set up."
 
 setup: $(STAMP)
 
