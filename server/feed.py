@@ -38,10 +38,11 @@ def standings(name: Callable[[int], str], totals: dict[int, int]) -> str:
 
 
 def _who_votes(g: Game, e: ev.ProposalMade) -> str:
-    """ " Vote!" when someone may; otherwise say why nobody does (V1: writers do not vote)."""
+    """Who votes on it (everyone reads the same line: seen, "Vote!" told a newcomer who had no
+    vote to cast); otherwise why nobody does (V1: writers do not vote)."""
     voters = [s for s in (e.voters or ()) if s != e.by]
     if voters:
-        return " Vote!"
+        return f" {_names(g, voters)} {'votes' if len(voters) == 1 else 'vote'} on it."
     if e.voters and e.by in e.voters:
         return " Only the proposer votes: the others wrote the words in question (V1)."
     return " Nobody may vote on it: everyone wrote one of the words in question (V1)."
@@ -124,6 +125,9 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
                 f"thing.{_who_votes(g, e)}"
             )
         case ev.VoteCast(seat=s, proposal=p, yes=yes, reason=why):
+            r = g.round
+            if yes and r is not None and p < len(r.proposals) and r.proposals[p].by == s:
+                return f"{name(s)} votes yes on proposal {p + 1} (the proposer's own vote)."
             because = f": {why!r}" if why else ""
             return f"{name(s)} votes {'yes' if yes else 'no'} on proposal {p + 1}{because}."
         case ev.ProposalSettled(proposal=p, carried=carried, yes=y, no=n):

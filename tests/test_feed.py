@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from conjure.server import feed
+from conjure.server.rules import commands as c
 from tests.rulestable import NAMES, Table
 
 
@@ -39,3 +40,26 @@ def test_the_reveal_says_nothing_more_when_everyone_wrote_a_word():
     lines = feed.describe(t.g, t.events[before:])
     published = next(line for line in lines if line.startswith("All words are revealed"))
     assert "No word from" not in published and "Never revealed" not in published
+
+
+def test_a_proposal_says_who_votes_on_it_and_the_proposers_own_vote_is_named_so():
+    """Seen: "Vote!" told everyone, a newcomer with no vote to cast included, and the proposer's
+    own yes read "root votes yes on proposal 2: 'proposed it'."."""
+    t = Table(4)
+    ann, bob, cy, dee = NAMES[:4]
+    t.choose(0)
+    t.spell_by({ann: "wheel", bob: "road", cy: "engine", dee: "horn"})
+    t.mark(bob, cy)
+    t.summon({ann: "car", bob: "car", cy: "bus", dee: "banana"})
+    before = len(t.events)
+    t.run(c.Challenge(now=t.now, seat=t.seat(ann), target=t.seat(dee), rule="category"))
+    lines = feed.describe(t.g, t.events[before:])
+    assert lines[0] == (
+        f"Proposal 1: {ann} challenges {dee}'s 'banana': it must fit the category. "
+        f"{bob} and {cy} vote on it."
+    )
+    assert lines[1] == f"{ann} votes yes on proposal 1 (the proposer's own vote)."
+    before = len(t.events)
+    t.run(c.Vote(now=t.now, seat=t.seat(bob), proposal=0, yes=False, reason="fruit is a thing"))
+    said = feed.describe(t.g, t.events[before:])
+    assert said[0] == f"{bob} votes no on proposal 1: 'fruit is a thing'."
