@@ -1166,8 +1166,11 @@ class Room:
         )
         patches: Frames | None = None
         for pid, conn in list(self.conns.items()):
-            if conn.earlier_due:
-                patches = self._send_first(conn, seats[pid], table, receipt, lines, patches)
+            if conn.earlier_due:  # this broadcast's lines are its feed, the ones before earlier
+                earlier = list(self._told)
+                patches = self._send_first(
+                    conn, seats[pid], table, receipt, lines, patches, earlier
+                )
             elif conn.patches:
                 patches = patches or self._patches(table, receipt)
                 self._send_patch(conn, patches, seats[pid], lines)
@@ -1186,11 +1189,11 @@ class Room:
         receipt: Receipt | None,
         lines: list[str],
         patches: Frames | None,
+        earlier: list[str],
     ) -> Frames | None:
         """A connection's first view from this room, with the table talk before it
         (``Update.earlier``); the patching views made for it, to share with the others."""
         conn.earlier_due = False
-        earlier = list(self._told)
         if conn.patches:
             patches = patches or self._patches(table, receipt)
             text, conn.sent = patches.full(seat, lines, earlier)
@@ -1230,10 +1233,7 @@ class Room:
     ) -> None:
         """Every spectator's update, with every feed line held back for them since the last."""
         lines = self._spectator_lines
-        for w in list(self.watchers):
-            if w.earlier_due:
-                patches = self._send_first(w, None, table, receipt, lines, patches)
-                continue
+        for w in list(self.watchers):  # (each had its first view when it came: ``_watch``)
             if w.patches:
                 patches = patches or self._patches(table, receipt)
                 self._send_patch(w, patches, None, lines)
@@ -1256,7 +1256,11 @@ class Room:
         )
         table, receipt = self.table(), self._receipt()
         if conn.earlier_due:
-            self._send_first(conn, seat, table, receipt, [], None)
+            told = list(self._told)
+            if conn.spectator and self._spectator_lines:
+                # The newest lines are still to come in the spectators' next update: not twice.
+                told = told[: max(0, len(told) - len(self._spectator_lines))]
+            self._send_first(conn, seat, table, receipt, [], None, told)
             return
         if conn.patches:
             text, conn.sent = self._patches(table, receipt).full(seat, [])

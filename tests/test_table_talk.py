@@ -56,3 +56,26 @@ async def test_a_spectators_first_view_has_it_and_it_keeps_the_newest_lines(star
             await eve.wait_view(lambda v: v.you is None)
             first = updates(eve)[0]
             assert first.earlier == heard[-m.EARLIER_LINES :]  # the newest, oldest first
+
+
+async def test_a_spectator_who_comes_while_lines_are_held_back_hears_each_line_once(start_server):
+    """Spectators' updates are coalesced (``spectator_interval``): lines said since the last
+    one still come in the next, so the first view's ``earlier`` leaves them out."""
+    server = await start_server(spectator_interval=2.0)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        ann = table[0]
+        assert ann.room is not None
+        async with open_client(server.url, "Eve") as eve, open_client(server.url, "Fay") as fay:
+            await eve.watch(ann.room)  # a spectator: from now on spectators' lines are held
+            await eve.wait_view(lambda v: v.you is None)
+            settings = m.RoomSettings(limits=m.InLimits(spell=33))
+            await ann.send(m.ChangeSettings(settings=settings))
+            await ann.wait_view(lambda v: v.settings.limits.spell == 33)
+            await fay.watch(ann.room)  # comes while "Ann changed the settings." is held back
+            await fay.wait_view(lambda v: v.settings.limits.spell == 33)
+            await fay.recv_until(
+                lambda x: isinstance(x, m.Update) and "Ann changed the settings." in x.feed,
+                timeout=5.0,
+            )
+            heard = [*updates(fay)[0].earlier, *talk(fay)]
+            assert heard.count("Ann changed the settings.") == 1, heard
