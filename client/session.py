@@ -449,8 +449,10 @@ class Session(Inputs):
             # Back with an empty screen (a closed terminal, another machine): the table talk
             # so far, as the room kept it. A client that kept its own feed has it already.
             self.add_feed(f"earlier in room {v.room}:", "me")
+            own = {f"{self.name} is away.", f"{self.name} is back."} if self.name else set()
             for line in msg.earlier:
-                self.add_feed(line)
+                if line not in own:  # one's own comings and goings are no news (seen: a
+                    self.add_feed(line)  # newcomer read "Mira is away." as they sat down)
         self._talk_of = v.room
         if self._first_seat is not None:
             seat, room, resumed = self._first_seat

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,8 +38,8 @@ from conjure.protocol.events import (
     GameStarted,
     event_from_record,
 )
-from conjure.protocol.messages import Receipt, ResultView
-from conjure.server import results
+from conjure.protocol.messages import EARLIER_LINES, Receipt, ResultView
+from conjure.server import feed, results
 from conjure.server.logformat import (
     LOG_FORMAT,
     LogCorrupt,
@@ -67,6 +68,9 @@ class Resumed:
     writer: LogWriter
     receipt: Receipt
     results: list[ResultView]
+    #: The table talk the log's decisions make, the newest lines (``Update.earlier``): a room
+    #: resumed after a restart (every ``make play`` that goes on with a game) has it again.
+    talk: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -168,7 +172,17 @@ def _load_one(path: Path, report: LoadReport, say: Callable[[str], None]) -> Non
             f"an unfinished game of rules version {version}; this server plays version "
             f"{RULES_VERSION} and cannot go on with it (conjure replay still audits it)"
         )
-    decided = redecide(records)  # the moves, not only the events, must be the rules'
+    talk: deque[str] = deque(maxlen=EARLIER_LINES)
+    batch: list[Event] = []
+
+    def told(record: LogRecord, event: Event, after: Game) -> None:
+        batch.append(event)
+        if not record.batch:  # a decision's last record: its sentences, as the room said them
+            talk.extend(feed.describe(after, batch))
+            batch.clear()
+
+    # The moves, not only the events, must be the rules'.
+    decided = redecide(records, each=None if finished else told)
     if decided.mismatch is not None:
         # Fold the events a second time only for a refused log: for the plainest sentence
         # (a seat, a phase, a length) where there is one.
@@ -194,7 +208,8 @@ def _load_one(path: Path, report: LoadReport, say: Callable[[str], None]) -> Non
     assert game is not None
     writer = open_for_append(path, records)
     last = records[-1]
-    report.resumed.append(Resumed(path, game, writer, Receipt(last.seq, last.hash), found))
+    receipt = Receipt(last.seq, last.hash)
+    report.resumed.append(Resumed(path, game, writer, receipt, found, list(talk)))
 
 
 def _kind(mode: int) -> str:

@@ -22,7 +22,7 @@ import math
 import secrets
 import traceback
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -203,6 +203,7 @@ class Room:
         receipt: Receipt | None = None,
         results_: list[ResultView] | None = None,
         creator: str | None = None,
+        told: Iterable[str] = (),
     ) -> None:
         self.code = code
         #: The source address that created the room (None: resumed from a log); its limits count it.
@@ -262,7 +263,7 @@ class Room:
         self._views_made = 0
         #: The table talk so far (the newest lines), for a connection's first view: seen, a
         #: player who came back after a terminal was closed found the table talk gone.
-        self._told: deque[str] = deque(maxlen=m.EARLIER_LINES)
+        self._told: deque[str] = deque(told, maxlen=m.EARLIER_LINES)
         self._roster_of: tuple[Game, Roster] | None = None
         # A deque and a parking lot rather than a memory channel: queued requests are handled
         # back to back, without a scheduler round trip each (the room awaits only its log).

@@ -190,6 +190,7 @@ class GameServer:
             writer=resumed.writer,
             receipt=resumed.receipt,
             results_=resumed.results,
+            told=resumed.talk,
         )
         self.rooms[code] = room
         assert self._rooms_nursery is not None

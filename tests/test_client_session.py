@@ -704,7 +704,10 @@ def test_back_with_an_empty_screen_the_table_talk_so_far_is_shown_once(tmp_path)
     h = Harness(tmp_path)
     s = h.session
     earlier = ["Ann chose the category 'Vehicle' (1 star).", "Ann's turn to write a spell word."]
-    s.on_message(Update(view=view("spell", turn=0), feed=["Bob is back."], earlier=earlier))
+    own = ["Ann is away.", "Ann is back."]  # her own comings and goings: no news to her
+    s.on_message(
+        Update(view=view("spell", turn=0), feed=["Bob is back."], earlier=[*own, *earlier])
+    )
     texts = [f.text for f in s.feed]
     assert texts[-4:] == ["earlier in room ABCD:", *earlier, "Bob is back."]
     s.on_message(Update(view=view("spell", turn=0), feed=[], earlier=earlier))  # reconnected

@@ -79,3 +79,30 @@ async def test_a_spectator_who_comes_while_lines_are_held_back_hears_each_line_o
             )
             heard = [*updates(fay)[0].earlier, *talk(fay)]
             assert heard.count("Ann changed the settings.") == 1, heard
+
+
+async def test_a_game_resumed_after_a_restart_has_its_table_talk_again(start_server, tmp_path):
+    """Every make play that goes on with a game starts the server again: the table talk is
+    rebuilt from the log's decisions, as the room said them, so a player back after the restart
+    reads what happened before it."""
+    replays = tmp_path / "replays"
+    server = await start_server(replays=replays)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        view = await start_game(table)
+        conjurer = by_seat(table)[view.conjurer]
+        await conjurer.choose(0)
+        await table[0].wait_view(lambda v: v.phase == "spell")
+        await conjurer.spell("wheel")
+        await table[0].wait_view(lambda v: bool(v.players[view.conjurer].spell))
+        heard = talk(table[0])
+        room, token = table[1].room, table[1].token
+    await server.aclose()
+    assert room is not None and token is not None
+    again = await start_server(replays=replays)
+    async with open_client(again.url, "Bob again") as bob:
+        await bob.resume(room, token)
+        await bob.wait_view(lambda v: v.phase == "spell")
+        earlier = updates(bob)[0].earlier
+    said = [line for line in heard if "chose the category" in line or "spell word" in line]
+    assert said and all(line in earlier for line in said), (said, earlier)
+    assert earlier == [line for line in earlier if line in heard]  # nothing the room never said
