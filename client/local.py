@@ -49,6 +49,7 @@ import getpass
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -572,6 +573,9 @@ def summary(view, replays: Path, game_id: str | None) -> list[str]:
         return ["No game was started."] if view is not None else []
     log = _from_here(replays / f"{game_id}.jsonl")  # replays/g….jsonl fits an 80-column line
     command = f"{conjure_program()} replay {log}"
+    if state := os.environ.get("CONJURE_STATE_DIR"):
+        # Where the receipts are: a shell without the variable would look elsewhere (seen).
+        command += f" --state-dir {shlex.quote(state)}"
     lines = [f"Game log: {log}"]
     if len(f"{CHECK_LINE} {command}") <= SUMMARY_WIDTH:
         lines.append(f"{CHECK_LINE} {command}")
@@ -672,14 +676,20 @@ def main(argv: list[str] | None = None) -> int:
             )
         lans = lan_urls(port)
         share = lans[0] if lans else url
-        if last is not None:  # a started game: nobody new can join, its players come back
-            print(f"Room {room}. Its other players come back with their own command, e.g.:")
-        else:
-            print(f"Room {room}. Friends on your network join with:")
+        from conjure.client.bots.player import saved_bots
         from conjure.protocol.wording import join_command
 
-        for u in lans or [url]:
-            print("  " + join_command(u, room=room))
+        bots = {str(b.get("name")) for b in saved_bots(bots_store, url, room)}
+        people = [p for p in (last.players if last is not None else []) if p not in bots]
+        if last is None:
+            print(f"Room {room}. Friends on your network join with:")
+        elif len(people) > 1:  # a started game: nobody new can join, its players come back
+            print(f"Room {room}. Its other players come back with their own command, e.g.:")
+        else:  # only computer players besides the person: they came back by themselves
+            print(f"Room {room}.")
+        if last is None or len(people) > 1:
+            for u in lans or [url]:
+                print("  " + join_command(u, room=room))
         os.environ[ENV_SHARE_URL] = share
         os.environ[ENV_LOCAL_SERVER] = "1"
         os.environ[ENV_LOCAL_BOTS] = ",".join(bot_ids(bots_store, url, room))

@@ -265,7 +265,8 @@ class Prompts(TableState):
             return f"Reason for your {'yes' if sub[2] else 'no'} (optional), Enter to send: "
         # v only while a proposal waits for this player's vote, and first then: it is what the
         # table waits for (a newcomer pressed v for a whole game and never had a vote to cast).
-        voting = bool(self.votable())
+        you = self.view.you if self.view is not None else None
+        voting = any(you not in p.votes for p in self.votable())
         me = self.me
         if me is not None and me.done:
             return f"Done; {'v ' if voting else ''}c s still work: "

@@ -119,9 +119,10 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
                 f"it {text}.{_who_votes(g, e)}"
             )
         case ev.ProposalMade(proposal=p, by=by, seats=seats):
-            a, b = (_word(g, s) for s in seats)
+            # Whose words: two boards may hold the same word (seen: 'steel' twice).
+            a, b = (f"{name(s)}'s {_word(g, s)!r}" for s in seats)
             return (
-                f"Proposal {p + 1}: {name(by)} proposes that {a!r} and {b!r} are the same "
+                f"Proposal {p + 1}: {name(by)} proposes that {a} and {b} are the same "
                 f"thing.{_who_votes(g, e)}"
             )
         case ev.VoteCast(seat=s, proposal=p, yes=yes, reason=why):

@@ -553,7 +553,9 @@ class Room:
             i = self._roster().seat(pid)
             self._dealing.waiting.discard(i if i is not None else -1)  # dealt without their share
         self._detach(conn)
-        if was_seat:
+        if was_seat and not (self.game is not None and self.game.over):
+            # (after the game, players leaving is no news: seen, a newcomer read every
+            # computer player "away" as the final standings came up)
             assert pid is not None
             self._broadcast([f"{self._roster().name(pid)} is away."])
         else:

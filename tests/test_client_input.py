@@ -6,6 +6,7 @@ Pure Session tests (``test_client_session.Harness``: no network, a state directo
 
 from __future__ import annotations
 
+import msgspec
 import trio
 from screencheck import problems
 from test_client_session import Harness, players, spells, view
@@ -352,6 +353,9 @@ def test_proposals_are_numbered_from_one_and_every_reason_shows(tmp_path):
     assert "Dan: a star fits, look at the sky" in text
     assert "Bob: proposed it" not in text  # the proposer's own yes goes without saying
     assert h.session.prompt() == "Review: v=vote c=challenge s=same d=done: "  # Ann votes
+    voted = msgspec.structs.replace(p, votes={**p.votes, 0: True})
+    h.show(review_with(voted))  # she has voted: v still changes it, but is not offered
+    assert h.session.prompt() == "Review: c=challenge s=same d=done: "
 
 
 def test_the_challenge_menu_reads_as_sentences(tmp_path):

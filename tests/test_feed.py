@@ -63,3 +63,19 @@ def test_a_proposal_says_who_votes_on_it_and_the_proposers_own_vote_is_named_so(
     t.run(c.Vote(now=t.now, seat=t.seat(bob), proposal=0, yes=False, reason="fruit is a thing"))
     said = feed.describe(t.g, t.events[before:])
     assert said[0] == f"{bob} votes no on proposal 1: 'fruit is a thing'."
+
+
+def test_a_same_thing_proposal_names_whose_words_they_are():
+    """Seen: two boards held 'steel', and "'iron' and 'steel'" did not say which."""
+    t = Table(4)
+    ann, bob, cy, dee = NAMES[:4]
+    t.choose(0)
+    t.spell_by({ann: "wheel", bob: "road", cy: "engine", dee: "horn"})
+    t.mark(bob, cy)
+    t.summon({ann: "car", bob: "steel", cy: "steel", dee: "iron"})
+    before = len(t.events)
+    t.run(c.ProposeSame(now=t.now, seat=t.seat(dee), a=t.seat(dee), b=t.seat(cy)))
+    line = feed.describe(t.g, t.events[before:])[0]
+    assert line.startswith(
+        f"Proposal 1: {dee} proposes that {dee}'s 'iron' and {cy}'s 'steel' are the same thing."
+    ), line

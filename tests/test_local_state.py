@@ -123,6 +123,21 @@ def test_the_summary_fits_80_columns_and_keeps_the_replay_command_whole(tmp_path
     assert lines[1:] == ["  check every point with:", f"    {command}"]
 
 
+def test_the_replay_command_names_a_state_directory_given_by_the_environment(tmp_path, monkeypatch):
+    """Seen: with $CONJURE_STATE_DIR set for make play, the printed replay command, run in
+    another shell, found no receipts; it now says where they are."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(local, "conjure_program", lambda: "conjure")
+    monkeypatch.setenv("CONJURE_STATE_DIR", "my state")
+    lines = local.summary(None, tmp_path / "replays", "ged969acd311b8870")
+    assert any(
+        line.strip().endswith("replay replays/ged969acd311b8870.jsonl --state-dir 'my state'")
+        for line in lines
+    ), lines
+    monkeypatch.delenv("CONJURE_STATE_DIR")
+    assert not any("--state-dir" in line for line in local.summary(None, tmp_path, "g1"))
+
+
 async def test_the_look_uses_the_seat_when_spectators_are_not_allowed(server):
     settings = m.RoomSettings(spectators=False)
     async with open_table(server.url, ["Tess", "Ada", "Basil"], settings) as table:

@@ -4,8 +4,11 @@ the table talk gone."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
-from wsclient import by_seat, open_client, open_table, start_game
+import trio
+from wsclient import by_seat, open_client, open_table, play_round, start_game
 
 from conjure.protocol import messages as m
 
@@ -106,3 +109,22 @@ async def test_a_game_resumed_after_a_restart_has_its_table_talk_again(start_ser
     said = [line for line in heard if "chose the category" in line or "spell word" in line]
     assert said and all(line in earlier for line in said), (said, earlier)
     assert earlier == [line for line in earlier if line in heard]  # nothing the room never said
+
+
+async def test_after_the_game_nobody_leaving_is_told_as_news(server):
+    """Seen: as the final standings came up, the table talk filled with "Cleo is away." for
+    every computer player that left."""
+    async with contextlib.AsyncExitStack() as stack:
+        table = await stack.enter_async_context(open_table(server.url, ["Ann", "Bob", "Cy"]))
+        await start_game(table)
+        spells, summons = {0: "wheel", 1: "road", 2: "engine"}, {0: "car", 1: "car", 2: "bus"}
+        for _ in range(3):
+            await play_round(table, summons, spells, [1, 2])
+        ann, bob, cy = table
+        await ann.wait_view(lambda v: v.phase == "over")
+        await bob.wait_view(lambda v: v.phase == "over")
+        await cy.ws.aclose()  # Cy goes once the game is over
+        await trio.sleep(0.3)
+        await ann.send(m.SendChat(text="well played"))  # something after it, to wait for
+        await ann.recv_until(lambda x: isinstance(x, m.Chat))
+        assert not any("is away" in line for line in talk(ann)), talk(ann)
