@@ -227,6 +227,8 @@ def two_runs(tmp_path: Path, old_log: Path, old_size: int) -> None:
         assert text.count("back in my seat") == 3 and "seated in room" not in text, text
         out = quit_and_read(sock)
         assert game_logs(out.split("Resuming room", 1)[1]) == logs, out
+        resumed = out.split("Resuming room", 1)[1]  # only computer players sit with Tess:
+        assert "come back with their own command" not in resumed, out  # they came back alone
     finally:
         subprocess.run(
             [TMUX or "tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=10
