@@ -379,6 +379,8 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
     legend = "   " + ("▶ you · " if v.you is not None else "") + "✦ conjurer · ♛ host · ◆ crystal"
     if pending:
         legend += " · ◇ your pending crystal"
+    if any(p.summon is not None and p.valid is True for p in v.players):
+        legend += " · ✓ valid word"  # (a newcomer wondered why words that scored 0 had it)
     out.append(Row([("class:dim", shorten(legend, width))], 3))
     return out
 
@@ -401,8 +403,8 @@ def case_text(session: Session, r: ResultView) -> str:
         return f"{case}: {r.reason}"
     if r.case == "conjured":
         who = names_list([session.pname(s) for s in sorted(_matched_conjurer(r))])
-        if who:
-            return f"{case}: {who} matched the conjurer {session.pname(r.conjurer)}"
+        if who:  # the case said with its names
+            return f"{who} matched the conjurer {session.pname(r.conjurer)}"
     if r.case == "failed":
         return f"{case}: no two words matched"
     return case

@@ -44,7 +44,7 @@ def is_rule(name: str) -> TypeGuard[Rule]:
 #: the feed and the terminal client both name a case by these words.
 CASE_TEXT: dict[str, str] = {
     "everyone": "everyone summoned the same thing",
-    "conjured": "conjured",
+    "conjured": "the conjurer was matched",  # (a newcomer read the bare "conjured" as jargon)
     "missed-conjurer": "matches, but none with the conjurer",
     "failed": "the conjuration failed",
     "void": "the round was void",

@@ -398,7 +398,7 @@ def test_the_results_stay_until_closed_or_the_next_move(tmp_path):
     assert s.overlay is not None and s.overlay.kind == "results"
     shot = screen.middle(s, 80, 19)
     text = "\n".join("".join(t for _, t in line) for line in shot.lines)
-    assert "conjured: Bob matched the conjurer Ann" in text
+    assert "Bob matched the conjurer Ann" in text
     assert "Bob  +3  'spaceship': +2 matched the conjurer Ann: 2 stars; +1 your board" in text
     assert "Dan  -3  'rocket ship': invalid word: contains 'rocket'" in text
     assert not problems(text, 80, 19)
@@ -851,3 +851,17 @@ def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path):
     removed = Harness(tmp_path / "removed").session
     removed.token, removed.ended = "t" * 43, "the host removed you from the room"
     assert farewell(removed, local=False) == []  # that seat is gone: no command that lies
+
+
+def test_the_legend_says_what_the_check_mark_means_once_words_are_shown(tmp_path):
+    """A newcomer saw 'moon ✓' beside words that scored nothing and wondered what it meant."""
+    h = Harness(tmp_path)
+    s = h.session
+
+    def legend() -> str:
+        return screen.plain(screen.board_rows(s, 80)[-1].line)
+
+    h.show(view("spell", turn=1))
+    assert "✓" not in legend()
+    h.show(review_with())
+    assert legend().endswith("◆ crystal · ✓ valid word") and cells(legend()) <= 80

@@ -639,7 +639,7 @@ def test_screen_shows_boards_results_and_standings(h):
     h.show(view("over", players=ps, results=[result], winners=[0]))
     text = screen.plain(screen.panel(h.session, 80))
     assert "Final standings" in text and "Ann wins!" in text
-    assert "conjured: Cat matched the conjurer Ann" in text
+    assert "Cat matched the conjurer Ann" in text
     assert "Bob  -3  'hydrogen bomb': invalid word: contains HYDROGEN" in text
 
 

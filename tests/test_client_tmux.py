@@ -201,7 +201,7 @@ async def test_a_whole_round_in_tmux_with_a_crash_mid_summon(server_process, tmp
             assert "◆" in board["Bob"] and "◆" in board["Cat"] and "◆" not in board["Ann"]
             assert "moon ✓" in board["Cat"]
             tmux.type("d")
-            screen = await tmux.wait("Round 1:", "conjured: ", "round 2/3")
+            screen = await tmux.wait("Round 1:", "matched the conjurer", "round 2/3")
             points = {
                 m.group(1): int(m.group(2))
                 for m in re.finditer(r"^\s+(Ann|Bob|Cat)\s+([+-]\d+)\s", screen, re.MULTILINE)

@@ -163,5 +163,5 @@ async def test_feed_tells_the_story(server):
     assert "Bob wrote the spell word 'mountain'." in text
     assert "Cy has locked in." in text
     assert "All words are revealed:" in text
-    assert "Round 1 scored: conjured." in text
+    assert "Round 1 scored: the conjurer was matched." in text
     assert "The game is over: Ann wins with 9 points." in text
