@@ -730,7 +730,7 @@ def panel_rows(session: Session, width: int = 80) -> list[Row]:
         out += card_rows(session, width)
     if v.phase == "mark" and session.is_conjurer() and session.marks:
         words = session.marked_spells()
-        out += _rows("class:pending", f"Crystals ready for: {words} (Enter confirms)", width)
+        out += _rows("class:pending", f"Crystals ready for: {words}", width)  # the prompt: Enter
     if v.phase == "review":
         if session.sub and session.sub[0] == "challenge" and len(session.sub) == 2:
             out += challenge_menu(session, session.sub[1], width)
