@@ -34,13 +34,12 @@ HOWTO: list[str] = [
     "to the thing they have in mind.",
     "4. Summon. Everyone, the conjurer too, writes a secret summoning word: the thing the "
     "conjurer summons. It must not be or contain any spell word of the round (-3).",
+    # Every rule a word is challenged under, in the challenge menu's order (a newcomer found
+    # three here and four in the menu).
     "5. Review. Anyone may challenge a word (it "
-    + RULE_TEXT["noun"]
-    + ", "
-    + RULE_TEXT["no-adjectives"]
-    + ", "
-    + RULE_TEXT["category"]
-    + ") or propose that two words name the same thing; the players it does not concern vote.",
+    + ", ".join(RULE_TEXT.values())
+    + "; a written word is a spell word) or propose that two words name the same thing; the "
+    "players it does not concern vote.",
     "6. Score. When someone matches the conjurer, each of them scores the stars, the "
     "conjurer scores the stars for each of them, every board with a crystal scores 1, and "
     "players who match each other on another word score 2 each. If nobody matches the "
