@@ -59,7 +59,7 @@ HOWTO_SHORT = (
 
 HELP: list[str] = [
     "Keys",
-    "  Enter: send what you typed. Esc: cancel a choice, close a card.",
+    "  Enter: send what you typed. Ctrl-U: clear it. Esc: cancel a choice, close a card.",
     "  PgUp/PgDn: scroll the table talk, or a card. Ctrl-Q: quit (your seat is kept).",
     "  F1 or /help: this help. F2 or /howto: how to play. F3 or /results: the last results. "
     "F4: the whole panel, when it does not fit.",
