@@ -156,7 +156,7 @@ class Prompts(TableState):
         if self.form is not None:
             return self.form.prompt()
         if self.gave_up is not None:
-            return "r tries again, Ctrl-Q quits: "
+            return "r or Ctrl-Q: "  # what each does is on the status row
         if self.join_field is not None and not self.joined:
             if self.join_field == "room":
                 return f"Room code to {'watch' if self.spectator else 'join'} (4 letters): "

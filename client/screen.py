@@ -651,9 +651,11 @@ def join_rows(session: Session, width: int = 80) -> list[Row]:
         }[field]
         out += _rows("class:dim", ask + " Ctrl-Q quits.", width, 1, "  ", "    ")
     elif session.gave_up is not None:
-        why = f": {session.gave_up}" if session.gave_up else ""
-        out += _rows("class:bad", f"No answer from the server{why}.", width, 0, "  ")
-        out += _rows("class:dim", "Is it running? r tries again, Ctrl-Q quits.", width, 1, "  ")
+        # The status row says what failed and which keys work (it was said three times).
+        out += _rows(
+            "class:bad", "No answer from the server: is it running, is the address right?",
+            width, 0, "  ", "    ",
+        )  # fmt: skip
     elif not session.connected:
         out += _rows("class:dim", "Connecting…", width, 0, "  ")
     if session.first_time:

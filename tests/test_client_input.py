@@ -223,7 +223,9 @@ def test_giving_up_offers_retry_or_quit_in_one_line(tmp_path):
     line = s.banner_text(79)
     assert line == "Cannot reach ws://127.0.0.1:9 (connection refused). r: try again, Ctrl-Q: quit"
     assert s.retry is not first and not s.retry.is_set()
-    assert s.wants_keys() and s.prompt() == "r tries again, Ctrl-Q quits: "
+    assert s.wants_keys() and s.prompt() == "r or Ctrl-Q: "
+    panel = screen.plain(screen.panel(s, 80))
+    assert "No answer from the server" in panel and "r tries again" not in panel  # said once
     s.key("x")
     assert not s.retry.is_set() and "Press r" in s.status[1]
     s.key("r")
