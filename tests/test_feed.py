@@ -42,40 +42,44 @@ def test_the_reveal_says_nothing_more_when_everyone_wrote_a_word():
     assert "No word from" not in published and "Never revealed" not in published
 
 
-def test_a_proposal_says_who_votes_on_it_and_the_proposers_own_vote_is_named_so():
-    """Seen: "Vote!" told everyone, a newcomer with no vote to cast included, and the proposer's
-    own yes read "root votes yes on proposal 2: 'proposed it'."."""
+def reviewing(summons: dict[str, str]) -> Table:
+    """Four players in round 1's review, Bob's and Cy's boards marked, with these words."""
     t = Table(4)
     ann, bob, cy, dee = NAMES[:4]
     t.choose(0)
     t.spell_by({ann: "wheel", bob: "road", cy: "engine", dee: "horn"})
     t.mark(bob, cy)
-    t.summon({ann: "car", bob: "car", cy: "bus", dee: "banana"})
+    t.summon(summons)
+    return t
+
+
+def told(t: Table, command: c.AnyCommand) -> list[str]:
+    """The table talk of one command's events."""
     before = len(t.events)
-    t.run(c.Challenge(now=t.now, seat=t.seat(ann), target=t.seat(dee), rule="category"))
-    lines = feed.describe(t.g, t.events[before:])
+    t.run(command)
+    return feed.describe(t.g, t.events[before:])
+
+
+def test_a_proposal_says_who_votes_on_it_and_the_proposers_own_vote_is_named_so():
+    """Seen: "Vote!" told everyone, a newcomer with no vote to cast included, and the proposer's
+    own yes read "root votes yes on proposal 2: 'proposed it'."."""
+    ann, bob, cy, dee = NAMES[:4]
+    t = reviewing({ann: "car", bob: "car", cy: "bus", dee: "banana"})
+    lines = told(t, c.Challenge(now=t.now, seat=t.seat(ann), target=t.seat(dee), rule="category"))
     assert lines[0] == (
         f"Proposal 1: {ann} challenges {dee}'s 'banana': it must fit the category. "
         f"{bob} and {cy} vote on it."
     )
     assert lines[1] == f"{ann} votes yes on proposal 1 (the proposer's own vote)."
-    before = len(t.events)
-    t.run(c.Vote(now=t.now, seat=t.seat(bob), proposal=0, yes=False, reason="fruit is a thing"))
-    said = feed.describe(t.g, t.events[before:])
-    assert said[0] == f"{bob} votes no on proposal 1: 'fruit is a thing'."
+    said = told(t, c.Vote(now=t.now, seat=t.seat(bob), proposal=0, yes=False, reason="fruit"))
+    assert said[0] == f"{bob} votes no on proposal 1: 'fruit'."
 
 
 def test_a_same_thing_proposal_names_whose_words_they_are():
     """Seen: two boards held 'steel', and "'iron' and 'steel'" did not say which."""
-    t = Table(4)
     ann, bob, cy, dee = NAMES[:4]
-    t.choose(0)
-    t.spell_by({ann: "wheel", bob: "road", cy: "engine", dee: "horn"})
-    t.mark(bob, cy)
-    t.summon({ann: "car", bob: "steel", cy: "steel", dee: "iron"})
-    before = len(t.events)
-    t.run(c.ProposeSame(now=t.now, seat=t.seat(dee), a=t.seat(dee), b=t.seat(cy)))
-    line = feed.describe(t.g, t.events[before:])[0]
+    t = reviewing({ann: "car", bob: "steel", cy: "steel", dee: "iron"})
+    line = told(t, c.ProposeSame(now=t.now, seat=t.seat(dee), a=t.seat(dee), b=t.seat(cy)))[0]
     assert line.startswith(
         f"Proposal 1: {dee} proposes that {dee}'s 'iron' and {cy}'s 'steel' are the same thing."
     ), line
