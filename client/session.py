@@ -461,9 +461,9 @@ class Session(Inputs):
                 self.add_feed(f"back at board {seat + 1} in room {room}", "me")
             else:
                 self.add_feed(f"you sit at board {seat + 1} in room {room}", "me")
-                quiet = {f"{self.name} is back.", f"{self.name} joined."}
+            quiet = {f"{self.name} is back.", f"{self.name} joined."}
         for line in msg.feed:
-            if line not in quiet:  # "Ann is back." about ourselves: we said "you sit at …"
+            if line not in quiet:  # "Ann is back." about ourselves: we said "back at board …"
                 self.add_feed(line)
         if msg.feed and self.status is not None and self.status[0] == "info" and not self.overlay:
             # A move's confirmation ("You proposed ...") is over once the feed, in sight, says

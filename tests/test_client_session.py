@@ -712,3 +712,15 @@ def test_back_with_an_empty_screen_the_table_talk_so_far_is_shown_once(tmp_path)
     assert texts[-4:] == ["earlier in room ABCD:", *earlier, "Bob is back."]
     s.on_message(Update(view=view("spell", turn=0), feed=[], earlier=earlier))  # reconnected
     assert [f.text for f in s.feed] == texts
+
+
+def test_back_in_a_game_the_feed_does_not_say_twice_that_you_are_back(tmp_path):
+    """Seen after make play resumed a game: "back at board 1 in room ..." and then "Ann is
+    back.", the room's line about the same return."""
+    s = Harness(tmp_path).session
+    s.joined, s.joined_once, s.joining = False, False, "resume"
+    s.on_message(Seated(room="ABCD", seat=0, player_id="p0", token="t" * 43))
+    s.on_message(Update(view=view("spell", turn=1), feed=["Ann is back.", "Bob is back."]))
+    texts = [f.text for f in s.feed]
+    assert "back at board 1 in room ABCD" in texts and "Bob is back." in texts
+    assert "Ann is back." not in texts
