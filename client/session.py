@@ -448,11 +448,15 @@ class Session(Inputs):
         if msg.earlier and self._talk_of != v.room:
             # Back with an empty screen (a closed terminal, another machine): the table talk
             # so far, as the room kept it. A client that kept its own feed has it already.
-            self.add_feed(f"earlier in room {v.room}:", "me")
-            own = {f"{self.name} is away.", f"{self.name} is back."} if self.name else set()
-            for line in msg.earlier:
-                if line not in own:  # one's own comings and goings are no news (seen: a
-                    self.add_feed(line)  # newcomer read "Mira is away." as they sat down)
+            # One's own comings and goings are no news (seen: a newcomer read "Mira is away."
+            # as they sat down); the seat's name is the one the room said them with.
+            me = next((p.name for p in v.players if p.seat == v.you), None)
+            own = {f"{me} is away.", f"{me} is back."} if me is not None else set()
+            lines = [line for line in msg.earlier if line not in own]
+            if lines:
+                self.add_feed(f"earlier in room {v.room}:", "me")
+                for line in lines:
+                    self.add_feed(line)
         self._talk_of = v.room
         if self._first_seat is not None:
             seat, room, resumed = self._first_seat

@@ -1157,6 +1157,9 @@ class Room:
                 self._spectators_due = max(
                     now, self._spectators_sent + self.config.spectator_interval
                 )
+        else:  # nobody waits for held lines: a spectator who comes has them in ``earlier``
+            self._spectator_lines = []
+            self._spectators_due = None
         spectators = self._spectators_due is not None and now >= self._spectators_due
         viewers = {seats[pid] for pid, conn in self.conns.items() if not conn.patches}
         if spectators:

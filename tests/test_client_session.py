@@ -712,6 +712,9 @@ def test_back_with_an_empty_screen_the_table_talk_so_far_is_shown_once(tmp_path)
     assert texts[-4:] == ["earlier in room ABCD:", *earlier, "Bob is back."]
     s.on_message(Update(view=view("spell", turn=0), feed=[], earlier=earlier))  # reconnected
     assert [f.text for f in s.feed] == texts
+    other = Harness(tmp_path / "other", name="Annie").session  # her seat is "Ann" all the same
+    other.on_message(Update(view=view("spell", turn=0), feed=[], earlier=own))
+    assert [f.text for f in other.feed] == []  # nothing left to tell: no heading either
 
 
 def test_back_in_a_game_the_feed_does_not_say_twice_that_you_are_back(tmp_path):
