@@ -156,10 +156,6 @@ def player_name(given: str | None, store: StateDir, ask: Callable[[str], str] | 
     return default
 
 
-def terminal_input(prompt: str) -> str:
-    return input(prompt)
-
-
 def port_is_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -637,7 +633,7 @@ def main(argv: list[str] | None = None) -> int:
         if not want_resume(last, args):
             last = None
         # A resumed game keeps the name its seat has; a new one asks it, the first time.
-        ask = terminal_input if last is None and sys.stdin.isatty() else None
+        ask = input if last is None and sys.stdin.isatty() else None
         name = player_name(args.name, store, ask)
         port = pick_port(args.port, last.port if last is not None else None)
         print(f"Starting a Conjure server (log: {server_log}) ...", flush=True)

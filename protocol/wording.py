@@ -36,10 +36,10 @@ def names_list(names: Sequence[str], empty: str = "") -> str:
 NAME_PLACEHOLDER = "YOU"
 
 
-def watch_command(url: str, room: str, *, pin: str = "") -> str:
-    """The command that watches ``room``'s game as a spectator."""
-    pinned = f" --pin {pin}" if pin else ""
-    return f"conjure watch {url}{pinned} --room {room}"
+def watch_command(url: str, room: str) -> str:
+    """The command that watches ``room``'s game as a spectator (a pinned server's certificate
+    is remembered by the client that met it)."""
+    return f"conjure watch {url} --room {room}"
 
 
 def join_command(url: str, *, room: str = "", pin: str = "") -> str:

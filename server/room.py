@@ -1161,7 +1161,12 @@ class Room:
             self._spectator_lines = []
             self._spectators_due = None
         spectators = self._spectators_due is not None and now >= self._spectators_due
-        viewers = {seats[pid] for pid, conn in self.conns.items() if not conn.patches}
+        # (a connection's first view is made apart, with the talk before it: ``_send_first``)
+        viewers = {
+            seats[pid]
+            for pid, conn in self.conns.items()
+            if not conn.patches and not conn.earlier_due
+        }
         if spectators:
             viewers.add(None)
         table, receipt = self.table(), self._receipt()
