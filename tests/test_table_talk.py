@@ -9,8 +9,9 @@ import contextlib
 import pytest
 import trio
 from polling import poll_until
-from wsclient import by_seat, open_client, open_table, play_round, start_game
+from wsclient import by_seat, open_client, open_table, play_round, reset, start_game
 
+from conjure.client import wire
 from conjure.protocol import messages as m
 
 
@@ -172,3 +173,36 @@ async def test_a_spectator_who_comes_after_the_last_one_left_hears_each_line_onc
                 heard = [*updates(fay)[0].earlier, *talk(fay)]
     assert heard.count("Ann changed the settings.") == 1, heard
     assert heard.count("Dan joined.") == 1, heard
+
+
+async def test_a_connection_that_resets_before_reading_its_first_view_leaves_the_room_sound(
+    server,
+):
+    """The worst moment for this change: a seat taken again, then the TCP connection reset
+    before its first view (the one carrying ``earlier``) is read. The room goes on, the others
+    hear only that the player came and went, and the next connection for the seat gets the
+    table talk whole, once."""
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        view = await start_game(table)
+        ann, bob, _cy = table
+        await by_seat(table)[view.conjurer].choose(0)
+        await ann.wait_view(lambda v: v.phase == "spell")
+        assert bob.room is not None and bob.token is not None
+        async with trio.open_nursery() as nursery:
+            stream = await wire.open_stream(server.url)
+            ws = await wire.wrap(nursery, stream, server.url)
+            link = wire.Link(ws)
+            await link.hello("tests")
+            await link.send(m.ResumeSeat(room=bob.room, token=bob.token))
+            reset(stream)  # gone before the answer, or the view, was read
+            nursery.cancel_scope.cancel()
+        await ann.wait_view(lambda v: not v.players[1].connected)
+        heard = talk(ann)
+        async with open_client(server.url, "Bob again") as back:
+            await back.resume(bob.room, bob.token)
+            await back.wait_view(lambda v: v.players[1].connected)
+            got = updates(back)
+            assert got[0].earlier == heard  # whole, and the reset cost nothing
+            assert all(u.earlier == [] for u in got[1:])
+        await by_seat(table)[view.conjurer].spell("wheel")  # the game goes on
+        await ann.wait_view(lambda v: bool(v.players[view.conjurer].spell))
