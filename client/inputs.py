@@ -421,6 +421,12 @@ class Inputs(Prompts):
                 self._need_connection()
                 self.send(ReviewDone())
                 self.say("info", "You are done with the review.")
+            elif len(key) == 1 and key.isprintable() and not key.isspace():
+                # A stray key did nothing at all, so a newcomer could not tell it was read.
+                raise Refused(
+                    f"{key!r} does nothing in the review: c challenges a word, s proposes two "
+                    "words as the same thing, v votes, d says you are done."
+                )
             return
         if key == "enter":
             return

@@ -867,3 +867,17 @@ def test_the_legend_says_what_the_check_mark_means_once_words_are_shown(tmp_path
     assert "✓" not in legend()
     h.show(review_with())
     assert legend().endswith("◆ crystal · ✓ valid word") and cells(legend()) <= 80
+
+
+def test_a_stray_key_in_the_review_says_which_keys_work(tmp_path):
+    """Seen at 80x24: 'n' typed in the review did nothing at all, and said nothing."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(review_with())
+    s.key("n")
+    assert s.status == (
+        "warn",
+        "'n' does nothing in the review: c challenges a word, s proposes two words as the same "
+        "thing, v votes, d says you are done.",
+    )
+    assert h.sent == [] and s.sub == ()
