@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import os
 import re
+import shlex
 import signal
 import sys
 import threading
@@ -542,7 +543,7 @@ def farewell(s: Session, *, local: bool) -> list[str]:
         return [f"Left room {s.room}: its game is over."]
     if not s.token or s.ended is not None or local:
         return []
-    name = f" --name {s.name}" if s.name and " " not in s.name else ""
+    name = f" --name {shlex.quote(s.name)}" if s.name else ""
     # The command on a line of its own, so that it is copied whole at 80 columns.
     return [
         f"Left room {s.room}. Come back with:",

@@ -326,7 +326,7 @@ class Prompts(TableState):
             parts.append("Enter send")
         parts.append("^Q quit")
         if self.overlay is None:
-            if self.joined and not self.spectator:
+            if self.joined and not self.spectator and self.ended is None:
                 parts.append("/say chat")
             parts += ["F1 help", "F2 how to play"]
             if v is not None and v.results:

@@ -309,7 +309,7 @@ def _name_cell(name: str, tags: str, width: int) -> str:
 def board_rows(session: Session, width: int = 80) -> list[Row]:
     """The column titles (1), one row per player (0), their notes (2) and the legend (3)."""
     v = session.view
-    if v is None:
+    if v is None or session.left_lobby():  # a board the player is no longer at
         return []
     pending = session.marks if v.phase == "mark" and session.is_conjurer() else set()
     cols = []
@@ -583,8 +583,8 @@ def lobby_rows(session: Session, width: int = 80) -> list[Row]:
     n = len([p for p in v.players if not p.kicked])
     seated = f"{n} player{'s' if n != 1 else ''} seated (3 to 8 can play)"
     watching = f", {v.spectators} watching" if v.spectators else ""
-    out = _rows("class:title", f"Room {v.room}", width)
-    out += _rows("", seated + watching, width, 0, "  ")
+    # The room's code is in the header, the share line and the feed: the heading says who is here.
+    out = _rows("class:title", f"Lobby: {seated}{watching}", width, 0, "", "  ")
     if session.first_time:
         out += _rows("class:pending", HOWTO_SHORT, width, 1, "  ", "  ")
     for line in settings_lines(v.settings):
@@ -602,6 +602,24 @@ def lobby_rows(session: Session, width: int = 80) -> list[Row]:
         out += _rows(
             "class:dim", "you are the host: s starts the game, e edits the settings", width, 1, "  "
         )
+    return out
+
+
+def left_lobby_rows(session: Session, width: int = 80) -> list[Row]:
+    """Out of a lobby for good: why, and where to go from here (the lobby is gone from view).
+
+    Why: a player the host removed still saw the lobby, their own seat marked as theirs and the
+    line to share, under a status line that said otherwise.
+    """
+    v = session.view
+    assert v is not None and session.ended is not None
+    out = _rows("class:title", f"You are no longer in room {v.room}", width)
+    out += _rows("class:bad", session.ended[:1].upper() + session.ended[1:] + ".", width, 0, "  ")
+    out += _rows("", "To play on, quit (Ctrl-Q) and make a room of your own:", width, 0, "  ")
+    command = join_command(session.server, name=session.name or "")
+    for text in wrap(command, width, "    ", "      "):
+        out.append(Row([("class:you", text)]))
+    out += _rows("", "or join another with --room CODE in place of --create.", width, 0, "  ")
     return out
 
 
@@ -720,6 +738,8 @@ def panel_rows(session: Session, width: int = 80) -> list[Row]:
     if v is None or (not session.joined and session.join_field is not None):
         return join_rows(session, width)
     assert v is not None
+    if session.left_lobby():
+        return left_lobby_rows(session, width)
     if v.phase == "lobby":
         return lobby_rows(session, width)
     if v.phase == "over":

@@ -315,6 +315,12 @@ class Session(Inputs):
             width,
         )
 
+    def left_lobby(self) -> bool:
+        """The server said goodbye for good while this seat was in a lobby (the host removed it,
+        say): the lobby on screen is no longer this player's."""
+        v = self.view
+        return self.ended is not None and v is not None and v.phase == "lobby"
+
     # ---------------------------------------------------------------- server messages
 
     def on_message(self, msg: object) -> None:

@@ -5,6 +5,7 @@ Stated once here so that the server's feed, its audit and the client's screens w
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 
@@ -42,9 +43,11 @@ def watch_command(url: str, room: str) -> str:
     return f"conjure watch {url} --room {room}"
 
 
-def join_command(url: str, *, room: str = "", pin: str = "") -> str:
+def join_command(url: str, *, room: str = "", pin: str = "", name: str = "") -> str:
     """The command a player types to join: into ``room`` (a code, or ``CODE`` to fill in), or to
-    make a room when ``room`` is empty; ``pin`` is the server's certificate fingerprint."""
+    make a room when ``room`` is empty; ``pin`` is the server's certificate fingerprint; ``name``
+    the player's own (quoted for a shell), else the placeholder to put one for."""
     pinned = f" --pin {pin}" if pin else ""
     where = f"--room {room}" if room else "--create"
-    return f"conjure play {url}{pinned} --name {NAME_PLACEHOLDER} {where}"
+    who = shlex.quote(name) if name else NAME_PLACEHOLDER
+    return f"conjure play {url}{pinned} --name {who} {where}"

@@ -5,12 +5,14 @@ asyncio) against a real server on loopback, the other seats played by scripted p
 from __future__ import annotations
 
 from clienthelpers import CTRL_U, ENTER, HeadlessClient, robots, wait_until
+from wsclient import open_client
 
 from conjure.client.app import Options
 from conjure.protocol.messages import (
     CastVote,
     CommitSummon,
     JoinRoom,
+    KickPlayer,
     ResumeSeat,
     RevealSummon,
     RoomSettings,
@@ -42,7 +44,7 @@ async def test_standard_game_every_phase(server, tmp_path):
         s = ann.session
         await ann.wait(phase_is("lobby"), what="lobby")
         room = s.room
-        await ann.wait_screen(f"Room {room}", f"--room {room}", "Lobby: s=start")
+        await ann.wait_screen("Lobby: 1 player seated", f"--room {room}", "Lobby: s=start")
         ann.type("s")
         await ann.wait_screen("A game needs at least 3 players; 1 seated")
         specs = [
@@ -317,3 +319,21 @@ async def test_default_settings_roundtrip_through_the_lobby(server, tmp_path):
             )
         )
         await ann.wait_screen("variant: standard", "spectators: not allowed", "spell off")
+
+
+async def test_a_player_the_host_removes_from_the_lobby_sees_the_way_on_not_the_lobby(
+    server, tmp_path
+):
+    """Seen at 80x24: Bob, removed, still saw the lobby with his own seat marked and the line
+    to share, under a status line that said he was out."""
+    async with open_client(server.url, "Ann") as ann:
+        code = await ann.create()
+        async with HeadlessClient(opts(server, tmp_path, name="Bob Lee", room=code)) as bob:
+            await bob.wait_screen("Lobby: 2 players seated", "/say chat")
+            await ann.send(KickPlayer(seat=1))
+            screen = await bob.wait_screen(f"You are no longer in room {code}")
+            assert "The host removed you from the room." in screen
+            assert f"conjure play {server.url} --name 'Bob Lee' --create" in screen
+            assert "players seated" not in screen and "--room " + code not in screen
+            assert "▶" not in screen and "spell word" not in screen  # no board, no seat as his
+            assert "/say chat" not in screen  # nothing can be said any more
