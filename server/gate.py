@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import itertools
 import logging
 from collections import deque
 from collections.abc import Callable
@@ -52,6 +53,10 @@ class Bucket:
         self.tokens = self.burst
         self.stamp = now
 
+    def full(self, now: float) -> bool:
+        """Refilled to the brim: forgetting it now gives away nothing."""
+        return self.tokens + (now - self.stamp) * self.rate >= self.burst
+
     def _refill(self, now: float) -> None:
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
@@ -77,9 +82,9 @@ class Bucket:
 @dataclass
 class _Address:
     open: int = 0
-    pending: dict[int, float] = field(default_factory=dict)  # port -> when accepted
-    over_rate: set[int] = field(default_factory=set)  # pending ports that came too fast
-    bucket: Bucket | None = None
+    #: Handshakes under way, by ticket (``admit_pending``): when each socket was accepted.
+    pending: dict[int, float] = field(default_factory=dict)
+    over_rate: set[int] = field(default_factory=set)  # pending tickets that came too fast
     created: deque[float] = field(default_factory=deque)
     hosting: int = 0
 
@@ -101,6 +106,10 @@ class AddressBook:
         #: New-connection buckets by address, (refused in words, closed at once); kept after
         #: the address's connections are gone, so connect-and-close loops are counted too.
         self._arrivals: dict[str, tuple[Bucket, Bucket]] = {}
+        #: Message buckets by address, kept likewise once its connections are gone: closing
+        #: every connection and opening new ones must not start a full burst afresh.
+        self._messages: dict[str, Bucket] = {}
+        self._tickets = itertools.count(1)
         #: Refusals per code since start (for tests, benchmarks and an operator's curiosity).
         self.refused: dict[str, int] = {}
 
@@ -126,13 +135,19 @@ class AddressBook:
             del self._by[key]
 
     def _expire_pending(self, entry: _Address, now: float) -> None:
-        """Handshakes that never reached the handler (reset, timed out) stop counting."""
+        """A safety net only: every handshake ends in ``connect`` or ``handshake_over``, and
+        none lasts longer than the handshake timeout."""
         limit = self.config.handshake_timeout + 1.0
-        for port, since in list(entry.pending.items()):
+        for ticket, since in list(entry.pending.items()):
             if now - since > limit:
-                del entry.pending[port]
-                entry.over_rate.discard(port)
-                self.total_pending -= 1
+                self._end_pending(entry, ticket)
+
+    def _end_pending(self, entry: _Address, ticket: int) -> bool:
+        if entry.pending.pop(ticket, None) is None:
+            return False
+        entry.over_rate.discard(ticket)
+        self.total_pending -= 1
+        return True
 
     def _arrived(self, key: str, now: float) -> tuple[bool, bool]:
         """A new connection from ``key``: (within the rate, within four times the rate)."""
@@ -141,7 +156,7 @@ class AddressBook:
         if buckets is None:
             if len(self._arrivals) >= 50_000:  # bounded: forget addresses whose buckets refilled
                 for k, (soft, _) in list(self._arrivals.items()):
-                    if soft.tokens + (now - soft.stamp) * soft.rate >= soft.burst:
+                    if soft.full(now):
                         del self._arrivals[k]
             buckets = self._arrivals[key] = (
                 Bucket(cfg.connection_rate, cfg.connection_burst, now),
@@ -176,11 +191,16 @@ class AddressBook:
 
     # ------------------------------------------------------------------ connections
 
-    def admit_pending(self, host: str, port: int) -> bool:
-        """At accept, before any handshake: False means close the socket at once.
+    def admit_pending(self, host: str, port: int) -> int | None:
+        """At accept, before any handshake: the handshake's ticket, or None: close the socket.
 
         Only a hard ceiling applies here (handshakes in progress count as connections); below it
-        the handler gives the refusal in words (``connect``).
+        the handler gives the refusal in words (``connect``). The ticket stops counting as a
+        handshake at ``connect`` or, for a handshake that never got there (reset, garbage, timed
+        out), at ``handshake_over``, which the caller must reach. Why a ticket and not the
+        source port: a port can come again while its last handshake is still counted, and a
+        count kept by port let one address and port grow the server's total until it refused
+        everyone.
         """
         cfg = self.config
         key = address_key(host)
@@ -192,21 +212,30 @@ class AddressBook:
         if not within_hard_rate:
             self.refuse(host, "connection_rate", "closed before the handshake")
             self._forget_if_idle(key)
-            return False
+            return None
         if (
             per_address >= cfg.max_connections_per_address + 8
             or self.total_open + self.total_pending >= cfg.max_connections + 64
         ):
             self.refuse(host, "too_many_connections", "closed before the handshake")
             self._forget_if_idle(key)
-            return False
-        entry.pending[port] = now
+            return None
+        ticket = next(self._tickets)
+        entry.pending[ticket] = now
         if not within_rate:
-            entry.over_rate.add(port)
+            entry.over_rate.add(ticket)
         self.total_pending += 1
-        return True
+        return ticket
 
-    def connect(self, host: str, port: int) -> Refusal | None:
+    def handshake_over(self, host: str, ticket: int) -> None:
+        """The socket of ``ticket`` is done with: if it never reached ``connect``, it stops
+        counting now (nothing happens for one that did)."""
+        key = address_key(host)
+        entry = self._by.get(key)
+        if entry is not None and self._end_pending(entry, ticket):
+            self._forget_if_idle(key)
+
+    def connect(self, host: str, ticket: int | None) -> Refusal | None:
         """A handshake arrived: count the connection, and say why it must go if it must.
 
         The connection counts (``disconnect`` must follow) whether or not it is refused, so that a
@@ -215,12 +244,12 @@ class AddressBook:
         cfg = self.config
         key = address_key(host)
         entry = self._get(key)
-        if entry.pending.pop(port, None) is not None:
-            self.total_pending -= 1
+        over_rate = ticket is not None and ticket in entry.over_rate
+        if ticket is not None:
+            self._end_pending(entry, ticket)
         entry.open += 1
         self.total_open += 1
-        if port in entry.over_rate:
-            entry.over_rate.discard(port)
+        if over_rate:
             return self.refuse(
                 host,
                 "connection_rate",
@@ -249,20 +278,21 @@ class AddressBook:
             return
         entry.open -= 1
         self.total_open -= 1
-        if not entry.open:
-            entry.bucket = None
         self._forget_if_idle(key)
 
     def message_wait(self, host: str) -> float:
         """Take one message's worth of the address's rate: 0.0, or seconds until allowed."""
         cfg = self.config
-        entry = self._by.get(address_key(host))
-        if entry is None:
-            return 0.0
+        key = address_key(host)
         now = self._now()
-        if entry.bucket is None:
-            entry.bucket = Bucket(cfg.address_rate, cfg.address_burst, now)
-        return entry.bucket.take(now)
+        bucket = self._messages.get(key)
+        if bucket is None:
+            if len(self._messages) >= 50_000:  # bounded: forget addresses whose buckets refilled
+                for k, b in list(self._messages.items()):
+                    if b.full(now):
+                        del self._messages[k]
+            bucket = self._messages[key] = Bucket(cfg.address_rate, cfg.address_burst, now)
+        return bucket.take(now)
 
     # ------------------------------------------------------------------ rooms
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import logging
+from dataclasses import dataclass
 
 import trio
 
@@ -28,12 +29,22 @@ FIRST_BACKOFF = 0.05
 MAX_BACKOFF = 1.0
 
 
+@dataclass(frozen=True)
+class Admitted:
+    host: str
+    port: int
+    ticket: int  #: the handshake's, in the address book (``AddressBook.admit_pending``)
+
+
 class GuardedListener(trio.abc.Listener[trio.SocketStream]):
     def __init__(self, inner: trio.SocketListener, book: AddressBook) -> None:
         self.inner = inner
         self.book = book
         #: Times accept failed for lack of descriptors or memory (for tests and the operator).
         self.starved = 0
+        #: Each accepted socket's peer, as seen at accept, and its handshake's ticket in the
+        #: address book, until the handler takes them (``admitted``).
+        self._admitted: dict[trio.SocketStream, Admitted] = {}
         self._starving = False
 
     @property
@@ -70,10 +81,21 @@ class GuardedListener(trio.abc.Listener[trio.SocketStream]):
             except OSError:  # reset before we looked: nothing to serve
                 await trio.aclose_forcefully(stream)
                 continue
-            if not self.book.admit_pending(str(peer[0]), int(peer[1])):
+            host = str(peer[0])
+            ticket = self.book.admit_pending(host, int(peer[1]))
+            if ticket is None:
                 await trio.aclose_forcefully(stream)
                 continue
+            self._admitted[stream] = Admitted(host, int(peer[1]), ticket)
             return stream
+
+    def admitted(self, stream: trio.SocketStream) -> Admitted | None:
+        """The peer and ticket of a socket this listener accepted (once: the handler's).
+
+        Why here: a peer that resets before the handler runs has no address any more
+        (``getpeername`` fails), yet its handshake was counted and must be let go.
+        """
+        return self._admitted.pop(stream, None)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -39,7 +39,7 @@ from conjure.server.connection import CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_TRY_
 from conjure.server.directsend import FrameStream
 from conjure.server.framemeter import MAX_FRAGMENTS, Abuse, FrameMeter, MeteredStream
 from conjure.server.gate import AddressBook, Bucket
-from conjure.server.listener import GuardedListener
+from conjure.server.listener import Admitted, GuardedListener
 from conjure.server.lobby import new_room_code
 from conjure.server.netinfo import url_host
 from conjure.server.recovery import LoadReport, Resumed, load_replays
@@ -226,12 +226,16 @@ class GameServer:
     async def _serve_stream(self, stream: trio.SocketStream) -> None:
         """One accepted socket, start to end: handshakes, the handler, the close. Never raises."""
         cfg = self.config
+        admitted = self._admitted(stream)
         try:
             try:
-                try:  # getpeername() raises once the peer has reset: read it once, now
-                    peer = stream.socket.getpeername()
-                except OSError:
-                    return
+                if admitted is not None:
+                    peer: tuple[Any, ...] = (admitted.host, admitted.port)
+                else:
+                    try:  # getpeername() raises once the peer has reset: read it once, now
+                        peer = stream.socket.getpeername()
+                    except OSError:
+                        return
                 async with trio.open_nursery() as nursery:
                     transport: FrameStream | MeteredStream | None = None
                     request: WebSocketRequest | None = None
@@ -253,13 +257,23 @@ class GameServer:
                             max_message_size=MAX_FRAME_BYTES,
                         )
                     if request is not None and transport is not None:
-                        await self._handle(request, peer, transport, meter)
+                        ticket = admitted.ticket if admitted is not None else None
+                        await self._handle(request, peer, transport, meter, ticket)
                     nursery.cancel_scope.cancel()  # the library's reader task, if still running
             finally:
+                if admitted is not None:  # a handshake that never reached the handler ends here
+                    self.book.handshake_over(admitted.host, admitted.ticket)
                 with trio.CancelScope(shield=True):
                     await trio.aclose_forcefully(stream)
         except BaseException as exc:
             self._contain(exc, None)
+
+    def _admitted(self, stream: trio.SocketStream) -> Admitted | None:
+        for listener in self.listeners:
+            admitted = listener.admitted(stream)
+            if admitted is not None:
+                return admitted
+        return None
 
     async def _handle(
         self,
@@ -267,10 +281,11 @@ class GameServer:
         peer: tuple[Any, ...],
         transport: FrameStream | MeteredStream,
         meter: FrameMeter,
+        ticket: int | None = None,
     ) -> None:
         """One handshaken connection: admission, then the read loop until it ends."""
-        host, port = str(peer[0]), int(peer[1])  # (host, port) or, over IPv6, with two more
-        refusal = self.book.connect(host, port)
+        host = str(peer[0])  # (host, port) or, over IPv6, with two more
+        refusal = self.book.connect(host, ticket)
         try:
             try:
                 ws = await request.accept()

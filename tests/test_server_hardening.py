@@ -92,6 +92,52 @@ async def test_resets_right_after_the_handshake_do_not_end_the_server(start_serv
     await honest_game_starts(server)
 
 
+def test_handshakes_from_one_port_again_and_again_stop_counting_when_each_ends():
+    """Counted by source port, a port that came again while its last handshake still counted
+    raised the server's total for good: one address, one port and no open socket at all made
+    the server refuse every new connection from everyone (an attacker's run)."""
+    from conjure.server.config import ServerConfig
+    from conjure.server.gate import AddressBook
+
+    clock = [0.0]
+    book = AddressBook(
+        ServerConfig(replays=Path(), connection_rate=1e6, connection_burst=1e6),
+        now=lambda: clock[0],
+    )
+    tickets = [book.admit_pending(ATTACKER, 40001) for _ in range(3)]
+    assert None not in tickets and len(set(tickets)) == 3 and book.total_pending == 3
+    for t in tickets:
+        assert t is not None
+        book.handshake_over(ATTACKER, t)  # reset before the handshake, three times
+    assert book.total_pending == 0 and book.known == 0
+
+
+async def test_connect_and_reset_from_one_port_in_a_loop_locks_nobody_out(start_server):
+    """The attacker's loop, for real: the same source address and port, connected and reset
+    (RST, no TIME_WAIT) again and again; then nothing is counted and others come in."""
+    server = await start_server(max_connections=5, connection_rate=1000, connection_burst=1000)
+    port = 0
+    for i in range(90):  # more than max_connections + the ceiling's slack of 64
+        sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_STREAM)
+        sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_REUSEADDR, 1)
+        await sock.bind((ATTACKER, port))
+        port = sock.getsockname()[1]
+        await sock.connect(("127.0.0.1", _port(server)))
+        stream = trio.SocketStream(sock)
+        if i % 2:
+            with contextlib.suppress(trio.BrokenResourceError):
+                await stream.send_all(HANDSHAKE[:30])  # garbage: half a request line
+        reset(stream)
+        await trio.sleep(0.005)
+    await wait_until(
+        lambda: server.book.total_pending == 0 and server.book.total_open == 0,
+        what="every reset handshake to stop counting",
+    )
+    for i, source in enumerate(("127.0.0.21", "127.0.0.22")):
+        async with open_client(server.url, f"late{i}", source=source) as late:
+            assert await late.create(RoomSettings())
+
+
 async def test_resets_mid_frame_and_mid_handshake_do_not_end_the_server(start_server):
     server = await start_server(max_connections_per_address=200)
     for i in range(30):
@@ -276,6 +322,30 @@ async def test_one_address_sending_under_every_per_connection_limit_is_held_to_i
     assert refused[0].message.startswith("Too many messages from your address")
 
 
+async def test_closing_every_connection_does_not_refill_the_addresses_message_rate(
+    start_server,
+):
+    """The address's budget was dropped with its last connection: closing all of them and
+    opening new ones gave a fresh burst each time (four times the rate, in an attacker's run)."""
+    rate, burst = 5, 12
+    server = await start_server(
+        address_rate=rate, address_burst=burst, rate=1000, burst=1000, connection_rate=1000,
+        connection_burst=1000,
+    )  # fmt: skip
+    refused = sent = 0
+    started = trio.current_time()
+    for i in range(2):  # each connection: hello and 8 resyncs, answered, then closed
+        async with open_client(server.url, f"c{i}", source=ATTACKER) as c:
+            for _ in range(8):
+                await c.send(m.Resync())
+            for _ in range(8):
+                msg = await c.recv()
+                refused += isinstance(msg, m.Error) and msg.code == "rate_limited"
+        sent += 9
+    refilled = int(rate * (trio.current_time() - started)) + 1
+    assert refused >= max(1, sent - burst - refilled), (refused, sent, refilled)
+
+
 # ---------------------------------------------------------------------- rooms
 
 
@@ -453,8 +523,10 @@ def test_the_book_forgets_an_address_that_holds_nothing():
 
     clock = [0.0]
     book = AddressBook(ServerConfig(replays=Path()), now=lambda: clock[0])
-    assert book.admit_pending("127.0.0.9", 5000)
-    assert book.connect("127.0.0.9", 5000) is None
+    ticket = book.admit_pending("127.0.0.9", 5000)
+    assert ticket is not None
+    assert book.connect("127.0.0.9", ticket) is None
+    book.handshake_over("127.0.0.9", ticket)  # after connect: nothing more to let go
     assert book.total_open == 1 and book.total_pending == 0
     book.check_create_room("127.0.0.9")
     book.room_created("127.0.0.9")
