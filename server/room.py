@@ -656,9 +656,13 @@ class Room:
             raise Refusal("already_in_room", f"You are already in room {self.code}.")
         i = self._roster().seat(pid)
         assert i is not None
+        # Still connected (on this connection or another): a seat taken again, nobody came
+        # back. Told as "... is back." each time, a client resuming its own seat again and again
+        # made the table hear it of someone who never left.
+        here = pid in self.conns
         self._attach(conn, pid)
         conn.send(m.Seated(room=self.code, seat=i, player_id=pid, token=msg.token))
-        self._broadcast([f"{self._roster().name(pid)} is back."])
+        self._broadcast([] if here else [f"{self._roster().name(pid)} is back."])
 
     def _watch(self, conn: Viewer, msg: m.Watch) -> None:
         self._not_member(conn)

@@ -23,7 +23,7 @@ from conjure.protocol.events import event_from_record
 from conjure.protocol.messages import InLimits, RoomSettings
 from conjure.server.logformat import read_log
 from tests.clienthelpers import wait_until
-from tests.wsclient import connect_from, open_client, open_table, reset
+from tests.wsclient import connect_from, open_client, open_table, reset, start_game
 
 NO_CLOCKS = InLimits(choose=None, spell=None, mark=None, commit=None, reveal=None, review=None)
 HONEST = "127.0.0.2"
@@ -661,3 +661,21 @@ async def test_presence_left_unlogged_for_its_budget_is_logged_at_the_next_round
     first = [("round_started", None)] + [("presence_changed", k % 2 == 1) for k in range(budget)]
     assert flips[: budget + 1] == first
     assert flips[budget + 1 :] == [("round_started", None), ("presence_changed", False)]
+
+
+async def test_resuming_the_seat_a_connection_already_holds_is_told_nobody(server):
+    """A seated player sent resume_seat with their own token on their own connection, 40 times:
+    everyone heard "Bob is back." 40 times, of someone who never left. (The seat is taken again:
+    PROTOCOL.md gives it a whole view, tests/test_patches.py.)"""
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], RoomSettings(limits=NO_CLOCKS)) as t:
+        ann, bob, _ = t
+        await start_game(t)
+        code = bob.view.room
+        assert bob.token is not None
+        ann.skip_all()
+        for _ in range(5):
+            await bob.resume(code, bob.token)
+        await bob.send(m.SendChat(text="still here"))  # a line after: everything before arrived
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "still here")
+        lines = [f for x in ann.received if isinstance(x, m.Update) for f in x.feed]
+        assert not [f for f in lines if "is back" in f], lines
