@@ -13,6 +13,7 @@ start-up does with each file"):
 - A log under another rules version, damaged before its end (``LogCorrupt``), holding events the
   engine cannot read or that are not legal under the rules (``server.rules.legality``), or with no
   complete record, is **refused**: not loaded, left as it is.
+- An unfinished game whose room code an earlier log's unfinished game holds is **refused** too.
 - Only then is a torn tail (a crash mid-append) moved aside (``recover_torn_tail``); a finished
   game is counted and stays as it is; an unfinished one is resumed with a writer.
 
@@ -192,6 +193,10 @@ def _load_one(path: Path, report: LoadReport, say: Callable[[str], None]) -> Non
             raise _Refuse(f"line {i + 1} is not legal under rules version {RULES_VERSION}: {why}")
         raise _Refuse(f"it is not what the rules decide: {decided.mismatch.sentence()}")
     game = None if finished else decided.state
+    if game is not None and any(r.game.setup.room == game.setup.room for r in report.resumed):
+        # Refused before its torn tail is moved: a refused log is left as it is (it was cut
+        # first, then refused by the server that could not give it its room).
+        raise _Refuse(f"room {game.setup.room} is already taken by another unfinished game")
     found = results.extend_views(game, [])
     if result.torn:
         torn = recover_torn_tail(path, result)

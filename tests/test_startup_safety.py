@@ -356,6 +356,25 @@ async def test_two_unfinished_games_of_one_room_code_resume_one_and_count_the_ot
     assert "1 unfinished game(s) resumed, 0 finished, 1 refused" in counts
 
 
+async def test_a_log_refused_for_its_room_code_keeps_its_torn_tail_in_place(
+    start_server, replays, said
+):
+    """Start-up moved the second log's tail aside and cut the file, then refused the log for
+    its room code: a refused log is left as it is (docs/LOG.md)."""
+    write_game(replays / "game-1.jsonl")
+    second = replays / "game-2.jsonl"
+    write_game(second)
+    with second.open("ab") as f:
+        f.write(b"NOTE: disputed\nmore\n")  # an organizer's notes, say
+    before = second.read_bytes()
+    server = await start(start_server)
+    assert list(server.rooms) == ["ABCD"]
+    (line,) = lines_about(said, second)
+    assert "room ABCD is already taken" in line and "left as it is" in line
+    assert second.read_bytes() == before
+    assert not second.with_name(second.name + ".torn").exists()
+
+
 # ---------------------------------------------------------------------------- legality, pure
 
 
