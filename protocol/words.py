@@ -379,6 +379,13 @@ def hidden_inside(summon: str, spell: str) -> bool:
 # Validation
 
 
+#: Why a reveal is refused at the server's door: its word is published exactly as committed.
+UNTRIMMED_SUMMON = (
+    "A summoning word is committed and revealed without spaces before or after it: "
+    "this one cannot be shown as it is."
+)
+
+
 def validate_written(text: str) -> str | None:
     """An error sentence if the raw text cannot be a written word at all, else None.
 

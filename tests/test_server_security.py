@@ -293,3 +293,27 @@ async def test_names_and_chat_that_could_drive_a_terminal_are_refused(server):
         await ann.send({"type": "change_settings", "settings": {"custom_cards": [bad_card]}})
         err = await ann.expect_error("invalid_message")
         assert err.message.startswith("Custom card 1's text holds U+001B ESCAPE")
+
+
+async def test_a_summoning_word_with_spaces_around_it_is_not_revealed(server):
+    """A client committed 150 wide spaces and a word: revealed, it was published as it was,
+    a line of 340 columns on everyone's board (the 40-character rule counts the word trimmed)."""
+    async with open_table(server.url, NAMES, deck()) as table:
+        ann, bob, _, _ = table
+        await start_game(table)
+        await ann.choose(0)
+        for c, w in zip(table, ["lava", "mountain", "smoke", "island"], strict=True):
+            await c.wait_view(lambda v, c=c: v.turn == c.seat and v.phase == "spell")
+            await c.spell(w)
+        await ann.wait_view(lambda v: v.phase == "mark")
+        await ann.mark([1, 2])
+        padded = "\u3000" * 150 + "rocket" + " " * 40
+        for c in table:
+            await c.wait_view(lambda v: v.phase == "commit")
+            await c.commit(padded if c is bob else "volcano")
+        await bob.wait_view(lambda v: v.phase == "reveal")
+        await bob.reveal()
+        error = await bob.expect_error("bad_word")
+        assert "without spaces before or after" in error.message
+        view = await ann.wait_view(lambda v: v.phase == "reveal")
+        assert view.players[1].summon is None  # nothing of it was shown
