@@ -27,7 +27,14 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import Protocol
 
-from conjure.protocol.text import BLANK_LOOKING, describe, first_unshown, has_visible, kind_of
+from conjure.protocol.text import (
+    BLANK_LOOKING,
+    describe,
+    first_unshown,
+    has_visible,
+    kind_of,
+    stacked_marks_problem,
+)
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -111,6 +118,8 @@ def enforce_name(raw: str) -> str:
         )
     if unicodedata.category(name[0]).startswith("M"):
         raise BadName(f"A name cannot start with {describe(name[0])}, a combining mark.")
+    if problem := stacked_marks_problem(name, "The name"):
+        raise BadName(problem + ".")
     return name
 
 

@@ -157,6 +157,25 @@ def has_visible(text: str) -> bool:
     return any(is_visible(ch) for ch in text)
 
 
+#: The most combining marks one character may carry. Writing needs few (Vietnamese two, Hebrew
+#: with points and cantillation three or four); "Zalgo" text stacks dozens, which screens draw
+#: over the lines above and below.
+MAX_STACKED_MARKS = 4
+
+
+def stacked_marks_problem(text: str, what: str) -> str | None:
+    """A sentence (no final stop) if a character of ``text`` carries more than
+    ``MAX_STACKED_MARKS`` combining marks, else None."""
+    if text.isascii():
+        return None
+    run = 0
+    for ch in text:
+        run = run + 1 if unicodedata.category(ch).startswith("M") else 0
+        if run > MAX_STACKED_MARKS:
+            return f"{what} stacks more than {MAX_STACKED_MARKS} combining marks on one character"
+    return None
+
+
 def describe(ch: str) -> str:
     """A character named for people: ``U+061C ARABIC LETTER MARK`` (just ``U+0085`` if nameless)."""
     code = ord(ch)

@@ -331,3 +331,21 @@ async def test_vote_reason_with_a_zero_width_space_is_refused(server) -> None:
         await ann.send({"type": "vote", "proposal": 0, "yes": True, "reason": "ok\u200b"})
         err = await ann.expect_error("invalid_message")
         assert "The vote reason holds U+200B ZERO WIDTH SPACE" in err.message
+
+
+def test_stacked_combining_marks_are_refused_in_names_and_chat_but_real_writing_passes() -> None:
+    """An attacker's run: "Z" with 23 strokes through it and 300 accents on nothing were a name
+    and a chat line; screens draw such stacks over the lines around them."""
+    from conjure.protocol.messages import chat_problem
+    from conjure.protocol.names import name_problem
+
+    for stacked in ("Z" + "\u0336" * 23, "a" + "\u0489" * 23, "e" + "\u0301" * 6):
+        assert (
+            name_problem(stacked) == "The name stacks more than 4 combining marks on one character."
+        )
+        assert (
+            chat_problem(stacked) == "Chat text stacks more than 4 combining marks on one character"
+        )
+    assert chat_problem("\u0301" * 300) == "Chat text shows nothing: write at least one letter"
+    for real in ("Nguyễn", "Tiếng Việt", "שָׁלוֹם", "क्षत्रिय", "Zoë"):
+        assert name_problem(real) is None and chat_problem(real) is None

@@ -194,6 +194,8 @@ MALFORMED: list[tuple[str | bytes, str]] = [
     ('{"type": "choose_card", "card": 1e300}', "invalid_message"),
     ('{"type": "join_room", "room": "AB", "name": "x"}', "invalid_message"),
     ('{"type": "chat", "text": "a\\u0000b"}', "invalid_message"),  # names: see test_names.py
+    ('{"type": "chat", "text": "' + "\\u0301" * 300 + '"}', "invalid_message"),  # no letter
+    ('{"type": "chat", "text": "Z' + "\\u0336" * 23 + '"}', "invalid_message"),  # "Zalgo"
     ('{"type": "vote", "proposal": 0, "yes": true, "reason": "\\u202e"}', "invalid_message"),
     ('{"type": "vote", "proposal": 0, "yes": "yes"}', "invalid_message"),
     ('{"type": "mark_boards", "boards": [0,1,2,3,4,5,6,7,0]}', "invalid_message"),
