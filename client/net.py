@@ -134,11 +134,20 @@ class Connection:
         self.backoff.reset()
         return True
 
+    def _keep_deal(self, commitment: str, share: str) -> None:
+        """A deal opened for this seat: its commitment and our share, kept for an audit."""
+        s = self.session
+        try:
+            s.store.save_deal(s.server, s.room or "", commitment=commitment, share=share)
+        except OSError as exc:  # the share still goes: the deal is not held up by a disk
+            s.store.log(f"could not keep the deal's share ({exc.strerror or exc})")
+
     async def _once(self) -> None:
         s = self.session
         async with wire.connect(
             self.url, trust=self.trust, strict=False, on_undecodable=self._bad
         ) as link:
+            link.on_deal = self._keep_deal
             first = await link.greet(CLIENT_NAME)
             if isinstance(first, Bye):
                 self._deliver(first)

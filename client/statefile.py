@@ -72,7 +72,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conjure.protocol.statedir import RECEIPTS_DIR, default_state_dir, receipt_file_name
+from conjure.protocol.statedir import (
+    RECEIPTS_DIR,
+    SECRET_SECTIONS,
+    SECRETS_FILE,
+    default_state_dir,
+    receipt_file_name,
+)
 
 VERSION = 1
 #: What ``make play`` (client.local) tells the client it starts, as environment variables: the
@@ -138,7 +144,7 @@ class StateDir:
 
     @property
     def secrets_path(self) -> Path:
-        return self.path / "secrets.json"
+        return self.path / SECRETS_FILE
 
     @property
     def log_path(self) -> Path:
@@ -159,12 +165,10 @@ class StateDir:
 
     def read_secrets(self) -> dict[str, Any]:
         data = _read_json(self.secrets_path) or {}
-        seats = data.get("seats")
-        summons = data.get("summons")
+        sections = {name: data.get(name) for name in SECRET_SECTIONS}
         return {
             "version": VERSION,
-            "seats": seats if isinstance(seats, dict) else {},
-            "summons": summons if isinstance(summons, dict) else {},
+            **{name: v if isinstance(v, dict) else {} for name, v in sections.items()},
         }
 
     def _update_secrets(self, change) -> None:
@@ -172,7 +176,7 @@ class StateDir:
             data = self.read_secrets()
             change(data)
             cutoff = time.time() - MAX_AGE
-            for section in ("seats", "summons"):
+            for section in SECRET_SECTIONS:
                 data[section] = {
                     k: v
                     for k, v in data[section].items()
@@ -233,6 +237,26 @@ class StateDir:
             data["summons"][key] = entry
 
         self._update_secrets(change)
+
+    def save_deal(self, server: str, room: str, *, commitment: str, share: str) -> None:
+        """Keep a deal's commitment as shown and this client's share of it (``conjure replay``
+        checks both against the log); call this BEFORE the share is sent."""
+
+        def change(data: dict) -> None:
+            data["deals"][f"{room}|{commitment}"] = {
+                "server": server,
+                "room": room,
+                "commitment": commitment,
+                "share": share,
+                "saved_at": time.time(),
+            }
+
+        self._update_secrets(change)
+
+    def load_deals(self) -> list[dict[str, Any]]:
+        """Every deal kept (``save_deal``), oldest first."""
+        deals = [d for d in self.read_secrets()["deals"].values() if isinstance(d, dict)]
+        return sorted(deals, key=_newest)
 
     def load_summons(self, game_id: str, round_: int, seat: int) -> list[dict[str, Any]]:
         """The committed words of that round, newest first."""

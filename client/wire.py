@@ -194,6 +194,9 @@ class Link:
         self.contribute = True
         #: The deal commitments this connection was shown (compare with the log's game_started).
         self.deal_commitments: list[str] = []
+        #: Told each deal's commitment and this client's share before the share is sent, to keep
+        #: them (``StateDir.save_deal``): an audit then checks the server logged both as they were.
+        self.on_deal: Callable[[str, str], None] | None = None
 
     async def send(self, msg: m.ClientMsg) -> None:
         await self.ws.send_message(encode(msg))
@@ -233,7 +236,10 @@ class Link:
             elif isinstance(msg, m.DealOpen) and self.contribute:
                 # The fair deal: every client adds randomness of its own (protocol.deal).
                 self.deal_commitments.append(msg.commitment)
-                await self.send(m.DealSeed(seed=secrets.token_hex(32)))
+                share = secrets.token_hex(32)
+                if self.on_deal is not None:
+                    self.on_deal(msg.commitment, share)
+                await self.send(m.DealSeed(seed=share))
             return msg
 
     async def _patched(self, patch: m.Patch) -> m.Update | None:

@@ -14,6 +14,12 @@ from pathlib import Path
 
 STATE_DIR_ENV = "CONJURE_STATE_DIR"
 RECEIPTS_DIR = "receipts"
+#: The client's private file: seat tokens, committed summoning words, and each deal's commitment
+#: as shown with the client's own share of it (``conjure replay`` reads the last two).
+SECRETS_FILE = "secrets.json"
+#: Its sections, each a JSON object: ``seats``, ``summons`` and ``deals`` (``room|commitment`` ->
+#: server, room, commitment, share, saved_at).
+SECRET_SECTIONS = ("seats", "summons", "deals")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # fullmatch: a "$" would take a final newline
 
 

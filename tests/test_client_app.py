@@ -337,3 +337,24 @@ async def test_a_player_the_host_removes_from_the_lobby_sees_the_way_on_not_the_
             assert "players seated" not in screen and "--room " + code not in screen
             assert "▶" not in screen and "spell word" not in screen  # no board, no seat as his
             assert "/say chat" not in screen  # nothing can be said any more
+
+
+async def test_the_client_keeps_each_deals_commitment_and_its_own_share_as_logged(server, tmp_path):
+    """The deal is fair only if a player can check the server logged the commitment it showed
+    and the share the client sent: the client kept neither (an audit review)."""
+    from conjure.server.logformat import read_log
+
+    async with HeadlessClient(opts(server, tmp_path, create=True, ask_settings=False)) as ann:
+        s = ann.session
+        await ann.wait(phase_is("lobby"), what="lobby")
+        specs = [dict(name="Bob"), dict(name="Cat")]
+        async with robots(server.url, s.room, specs):
+            await ann.wait(lambda s: len(s.view.players) == 3)
+            ann.type("s")
+            await ann.wait(phase_is("choose"), what="the game to start")
+            (log,) = server.config.replays.glob("*.jsonl")
+            deal = read_log(log).records[0].data["deal"]
+            kept = s.store.load_deals()
+            assert [(d["room"], d["commitment"]) for d in kept] == [(s.room, deal["commitment"])]
+            assert kept[0]["server"] == server.url
+            assert deal["contributions"][str(s.view.you)] == kept[0]["share"]
