@@ -541,7 +541,9 @@ def farewell(s: Session, *, local: bool) -> list[str]:
         return []
     if s.view is not None and s.view.phase == "over":
         return [f"Left room {s.room}: its game is over."]
-    if not s.token or s.ended is not None or local:
+    if s.ended is not None:  # removed, replaced, refused: why (a blank screen said nothing)
+        return [f"Left room {s.room}: {s.ended}."]
+    if not s.token or local:
         return []
     name = f" --name {shlex.quote(s.name)}" if s.name else ""
     # The command on a line of its own, so that it is copied whole at 80 columns.

@@ -759,7 +759,10 @@ class Inputs(Prompts):
                 seat = self._board_number(rest)
                 self.send(SkipPlayer(seat=seat) if word == "skip" else KickPlayer(seat=seat))
             return True
-        raise Refused(f"Unknown command /{word}; /help lists them.")
+        # Said, and the line cleared: it names the command again, and text kept on the line was
+        # glued to the next thing typed ("/foo/say hi all"), seen at 80x24.
+        self.say("warn", f"Unknown command /{word}; /help lists them.")
+        return True
 
     def _seat_order(self, rest: str) -> list[int]:
         """``/order 3 1 2``: the boards, by their current numbers, in their new seating order."""

@@ -516,10 +516,16 @@ def proposal_rows(session: Session, width: int = 80) -> list[Row]:
         if session.sub:
             return []  # a challenge or a proposal is being made: its menu is the panel
         out = [Row([("class:dim", "No challenges or proposals yet.")], 1)]
-        hint = (
-            "c challenges a word (not a noun, has adjectives, off the category, holds a spell "
-            "word); s proposes that two words name the same thing; d: you are done."
-        )
+        if session.spectator or v.you is None:  # the keys are the players' (a watcher's read
+            hint = (  # them as their own, seen at 80x24)
+                "The players may challenge a word (not a noun, has adjectives, off the "
+                "category, holds a spell word) or propose that two words name the same thing."
+            )
+        else:
+            hint = (
+                "c challenges a word (not a noun, has adjectives, off the category, holds a "
+                "spell word); s proposes that two words name the same thing; d: you are done."
+            )
         return out + _rows("class:dim", hint, width, 2)
     out = [Row([("class:title", "Proposals")], 1)]
     # Open proposals this player votes on first, then the other open ones, then the settled.

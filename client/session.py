@@ -481,7 +481,10 @@ class Session(Inputs):
             self.status = None
         if msg.receipt is not None and v.game_id:
             self._save_receipt(v.game_id, msg.receipt.seq, msg.receipt.hash)
-        key = (v.game_id, v.round, v.phase)
+        # In the lobby, who is seated counts too: "a game needs at least 3 players" stayed up
+        # after four had joined, and a board number half typed for a removal may name another.
+        seated = sum(not p.kicked for p in v.players) if v.phase == "lobby" else None
+        key = (v.game_id, v.round, v.phase, seated)
         if key != self._phase_key:
             self._phase_key = key
             if self.spectator and self.overlay is not None and self.overlay is self._auto_card:

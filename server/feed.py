@@ -87,6 +87,8 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
             return f"{name(s)} wrote the spell word {w!r}."
         case ev.TurnPassed(seat=s, reason=why):
             return f"{name(s)} wrote no spell word ({why})."
+        case ev.BoardsMarked(seat=s, boards=boards) if not boards:
+            return f"{name(s)} placed no crystals."  # "... on the boards of nobody", it said
         case ev.BoardsMarked(seat=s, boards=boards):
             return f"{name(s)} placed crystals on the boards of {_names(g, boards)}."
         case ev.Committed(seat=s, replaced=True):

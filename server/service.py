@@ -47,7 +47,9 @@ from conjure.server.room import Detached, Request, Room, Stop, msg_tag
 from conjure.server.roomio import DiskLogStore
 
 SERVER_NAME = "conjure-server/0.1"
-SHUTDOWN_BYE = "the server is shutting down; reconnect with your token when it is back"
+#: Words for players: "token" meant nothing to a newcomer who read it (the client comes back with
+#: its seat by itself).
+SHUTDOWN_BYE = "the server is shutting down; your game is saved and goes on when it is back"
 log = logging.getLogger("conjure.server")
 
 #: Messages whose outcome decides where this connection's next message goes (its room): the

@@ -96,7 +96,7 @@ def test_a_warning_is_over_once_the_player_has_moved_since(tmp_path):
     h = Harness(tmp_path)
     s = h.session
     h.show(view("spell", turn=0))
-    assert not s.submit("/foo")
+    assert s.submit("/foo")  # said, and the line cleared
     assert s.status is not None and "/foo" in s.status[1]
     assert s.submit("ruby") and h.sent  # a spell word, sent
     assert s.status is None
@@ -852,7 +852,9 @@ def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path):
     assert farewell(s, local=False) == ["Left room ABCD: its game is over."]
     removed = Harness(tmp_path / "removed").session
     removed.token, removed.ended = "t" * 43, "the host removed you from the room"
-    assert farewell(removed, local=False) == []  # that seat is gone: no command that lies
+    removed.room = "ABCD"
+    # That seat is gone: no command that lies, but why it ended (a blank screen said nothing).
+    assert farewell(removed, local=False) == ["Left room ABCD: the host removed you from the room."]
 
 
 def test_the_legend_says_what_the_check_mark_means_once_words_are_shown(tmp_path):
@@ -881,3 +883,28 @@ def test_a_stray_key_in_the_review_says_which_keys_work(tmp_path):
         "thing, v votes, d says you are done.",
     )
     assert h.sent == [] and s.sub == ()
+
+
+def test_the_lobbys_too_few_players_refusal_goes_once_more_have_joined(tmp_path):
+    """Seen at 80x24: "A game needs at least 3 players; 1 seated so far." stayed on screen under
+    "5 players seated", and the host took it for still true."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("lobby", players=players()[:1], round=0))
+    s.key("s")
+    assert s.status == ("warn", "A game needs at least 3 players; 1 seated so far.")
+    h.show(view("lobby", players=players()[:1], round=0))  # nothing changed: it stays
+    assert s.status is not None
+    h.show(view("lobby", players=players()[:3], round=0))
+    assert s.status is None
+
+
+def test_an_unknown_command_is_said_and_leaves_the_line_empty(tmp_path):
+    """Seen at 80x24: '/foo' stayed on the line and the next command typed was glued to it
+    ("Unknown command /foo/say")."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", turn=1))
+    assert s.submit("/foo") is True  # used: the line is cleared
+    assert s.status == ("warn", "Unknown command /foo; /help lists them.")
+    assert h.sent == []

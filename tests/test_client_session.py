@@ -433,7 +433,7 @@ def test_slash_commands(h):
     assert h.session.submit("/say hello there")
     assert h.sent[-1] == SendChat(text="hello there")
     assert h.session.submit("/pause")
-    assert not h.session.submit("/bogus")
+    assert h.session.submit("/bogus") and "Unknown command /bogus" in h.session.status[1]
     h.show(view("lobby"))
     h.session.key("s")
     assert h.sent[-1] == StartGame()

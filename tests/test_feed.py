@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from conjure.protocol import events as ev
 from conjure.server import feed
 from conjure.server.rules import commands as c
 from tests.rulestable import NAMES, Table
@@ -83,3 +84,12 @@ def test_a_same_thing_proposal_names_whose_words_they_are():
     assert line.startswith(
         f"Proposal 1: {dee} proposes that {dee}'s 'iron' and {cy}'s 'steel' are the same thing."
     ), line
+
+
+def test_a_conjurer_who_marks_no_board_placed_no_crystals():
+    """Dark Magic lets the conjurer mark none: it read "Ada placed crystals on the boards of
+    nobody."."""
+    t = Table(3)
+    t.choose(0)
+    marked = ev.BoardsMarked(round=1, seat=0, boards=())
+    assert feed.describe(t.g, [marked]) == [f"{NAMES[0]} placed no crystals."]
