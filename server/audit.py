@@ -42,6 +42,7 @@ from conjure.server.audit_verify import (
     Step,
     Unusable,
     audit,
+    one_line,
     parse_receipt_arg,
 )
 from conjure.server.feed import duration, standings
@@ -81,13 +82,13 @@ def since(ts: float, start: float) -> str:
 # One line per event
 
 
-def _actor(a: Audit, e: ev.Event | None) -> str:
-    if e is None:
-        return "-"
+def _actor_seat(e: ev.Event | None) -> int | None:
     by = getattr(e, "by", None)
-    if by is not None:
-        return a.name(by)
-    seat = getattr(e, "seat", None)
+    return by if by is not None else getattr(e, "seat", None)
+
+
+def _actor(a: Audit, e: ev.Event | None) -> str:
+    seat = _actor_seat(e)
     return a.name(seat) if seat is not None else "-"
 
 
@@ -95,7 +96,7 @@ def _card(a: Audit, index: int | None) -> str:
     if index is None or a.start is None or not 0 <= index < len(a.start.cards):
         return "(no card)"
     c = a.start.cards[index]
-    return f"{c.text} {stars(c.stars)}"
+    return f"{one_line(c.text)} {stars(c.stars)}"
 
 
 def _word_of(a: Audit, step: Step, seat: int) -> str:
@@ -118,10 +119,11 @@ def summary(a: Audit, step: Step) -> str:
     rnd = "" if number is None else f"round {number}: "
     match e:
         case ev.GameStarted():
-            names = ", ".join(p.name for p in e.players)
-            deck = ", ".join(f"{c.text} {stars(c.stars)}" for c in e.cards)
+            names = ", ".join(n(p.seat) for p in e.players)
+            deck = ", ".join(_card(a, i) for i in range(len(e.cards)))
             return (
-                f"game {e.game_id} in room {e.room}: {e.variant}, rules version "
+                f"game {one_line(e.game_id)} in room {one_line(e.room)}: {one_line(e.variant)}, "
+                "rules version "
                 f"{e.rules_version}, players {names}; host {n(e.host)}; cards {deck}"
             )
         case ev.RoundStarted():
@@ -129,13 +131,13 @@ def summary(a: Audit, step: Step) -> str:
         case ev.PhaseStarted():
             turn = f", {n(e.turn)}'s turn" if e.turn is not None else ""
             until = f", until {clock(e.deadline)}" if e.deadline is not None else ", no clock"
-            return f"{rnd}{e.phase} phase{turn}{until}"
+            return f"{rnd}{one_line(e.phase)} phase{turn}{until}"
         case ev.CardChosen():
             return f"{rnd}chose {_card(a, e.card)}"
         case ev.SpellWritten():
             return f"{rnd}spell word {e.word!r}"
         case ev.TurnPassed():
-            return f"{rnd}spell turn passed ({e.reason})"
+            return f"{rnd}spell turn passed ({one_line(e.reason)})"
         case ev.BoardsMarked():
             marked = ", ".join(n(s) for s in e.boards) or "no boards"
             return f"{rnd}crystals on {marked}"
@@ -150,7 +152,7 @@ def summary(a: Audit, step: Step) -> str:
             return f"{rnd}published {words}" + (f"; never revealed: {never}" if never else "")
         case ev.ProposalMade():
             if e.kind == "challenge":
-                rule = RULE_TEXT.get(e.rule or "", e.rule or "")
+                rule = one_line(RULE_TEXT.get(e.rule or "", e.rule or ""))
                 what = f"challenges {_word_of(a, step, e.seats[0])}: {rule}"
             else:
                 words = " = ".join(_word_of(a, step, s) for s in e.seats)
@@ -166,15 +168,15 @@ def summary(a: Audit, step: Step) -> str:
             return f"{rnd}done reviewing"
         case ev.RoundScored():
             pts = ", ".join(f"{n(s)} {signed(p)}" for s, p in e.points.items())
-            return f"{rnd}{e.case}; {pts}"
+            return f"{rnd}{one_line(e.case)}; {pts}"
         case ev.RoundVoided():
-            return f"{rnd}void: {e.reason}"
+            return f"{rnd}void: {one_line(e.reason)}"
         case ev.PlayerSkipped():
             return f"{rnd}{n(e.seat)} is skipped this round"
         case ev.PlayerKicked():
             return f"{n(e.seat)} is removed from the game"
         case ev.HostChanged():
-            return f"{n(e.seat)} is now the host ({e.reason})"
+            return f"{n(e.seat)} is now the host ({one_line(e.reason)})"
         case ev.GamePaused():
             left = f" with {e.remaining:.0f} s on the clock" if e.remaining is not None else ""
             return f"game paused{left}"
@@ -188,14 +190,14 @@ def summary(a: Audit, step: Step) -> str:
             totals = ", ".join(f"{n(s)} {t}" for s, t in e.totals.items())
             idle = duration(e.at - e.idle_since)
             return (
-                f"{rnd}abandoned in the {e.phase} phase: nobody connected since "
+                f"{rnd}abandoned in the {one_line(e.phase)} phase: nobody connected since "
                 f"{clock(e.idle_since)} ({idle}); totals {totals}; no winner"
             )
     return type(e).__name__
 
 
 def event_lines(a: Audit, steps: list[Step]) -> list[str]:
-    width = max((len(s.record.type) for s in steps), default=10)
+    width = max((len(one_line(s.record.type)) for s in steps), default=10)
     who = max((len(_actor(a, s.event)) for s in steps), default=1)
     day = ""
     out = []
@@ -206,19 +208,20 @@ def event_lines(a: Audit, steps: list[Step]) -> list[str]:
             out.append(f"-- {day} (UTC)")
         stamp = t.strftime("%H:%M:%S.") + f"{t.microsecond // 1000:03d}"
         out.append(
-            f"{s.record.seq:>5}  {stamp}  {s.record.type:<{width}}  "
+            f"{s.record.seq:>5}  {stamp}  {one_line(s.record.type):<{width}}  "
             f"{_actor(a, s.event):<{who}}  {summary(a, s)}"
         )
     return out
 
 
 def event_json(a: Audit, s: Step) -> dict[str, Any]:
+    seat = _actor_seat(s.event)
     return {
         "seq": s.record.seq,
         "ts": s.record.ts,
         "time": clock(s.record.ts, date=True),
         "type": s.record.type,
-        "actor": None if _actor(a, s.event) == "-" else _actor(a, s.event),
+        "actor": None if seat is None else a.logged_name(seat),
         "summary": summary(a, s),
     }
 
@@ -246,7 +249,7 @@ def _proposal_lines(a: Audit, r: RoundAudit) -> list[str]:
     for p in g.round.proposals:
         words = [repr(published.get(s, "?")) for s in p.seats]
         if p.kind == "challenge":
-            rule = RULE_TEXT.get(p.rule or "", p.rule or "")
+            rule = one_line(RULE_TEXT.get(p.rule or "", p.rule or ""))
             what = f"{a.name(p.by)} challenged {a.name(p.seats[0])}'s {words[0]}: it {rule}"
         else:
             what = f"{a.name(p.by)} proposed that {words[0]} and {words[1]} are the same thing"
@@ -296,7 +299,8 @@ def _commit_lines(a: Audit, r: RoundAudit) -> list[str]:
         ):
             parts.append("left the round before revealing: the commitment was dropped (A1)")
         elif not r.finished and a.abandoned is not None and a.abandoned.round == r.number:
-            parts.append(f"not revealed: the game was abandoned in the {a.abandoned.phase} phase")
+            phase = one_line(a.abandoned.phase)
+            parts.append(f"not revealed: the game was abandoned in the {phase} phase")
         elif r.finished or (r.before is not None and r.before.phase not in ("commit", "reveal")):
             parts.append("never revealed")
         else:
@@ -333,7 +337,7 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
             case ev.ProposalMade():
                 words = " and ".join(a.name(x) for x in e.seats)
                 what = (
-                    f"challenged {words}'s word ({e.rule})"
+                    f"challenged {words}'s word ({one_line(e.rule or '')})"
                     if e.kind == "challenge"
                     else f"proposed that {words} wrote the same thing"
                 )
@@ -351,16 +355,16 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
                 state = "came back" if e.connected else "went away (connection lost)"
                 out.append(f"{at}  {a.name(e.seat)} {state}")
             case ev.RoundScored():
-                out.append(f"{at}  the round was scored: {e.case}")
+                out.append(f"{at}  the round was scored: {one_line(e.case)}")
             case ev.TurnPassed():
-                out.append(f"{at}  {a.name(e.seat)}'s spell turn passed: {e.reason}")
+                out.append(f"{at}  {a.name(e.seat)}'s spell turn passed: {one_line(e.reason)}")
             case ev.PlayerSkipped():
                 by = f" by {a.name(e.by)}" if e.by is not None else ""
                 out.append(f"{at}  {a.name(e.seat)} was skipped for this round{by}")
             case ev.PlayerKicked():
                 out.append(f"{at}  {a.name(e.seat)} was removed from the game by {a.name(e.by)}")
             case ev.HostChanged():
-                out.append(f"{at}  {a.name(e.seat)} became the host ({e.reason})")
+                out.append(f"{at}  {a.name(e.seat)} became the host ({one_line(e.reason)})")
             case ev.GamePaused():
                 out.append(f"{at}  {a.name(e.by)} paused the game")
             case ev.GameResumed():
@@ -395,29 +399,33 @@ def round_lines(a: Audit, r: RoundAudit, house: HouseScores | None = None) -> li
         for st in r.steps:
             if isinstance(st.event, ev.RoundVoided):
                 at = since(st.record.ts, r.started)
-        body.append(f"VOID at {at}: {r.void_reason}. Nobody scores this round.")
+        body.append(f"VOID at {at}: {one_line(r.void_reason)}. Nobody scores this round.")
     elif r.sheet is not None and r.result is not None:
-        body += explain_round(r.sheet, r.result)
+        # The engine's explanation quotes the log's words and names: each of its lines is one.
+        body += [one_line(x) for x in explain_round(r.sheet, r.result)]
         if r.official is not None and a.start is not None:
             body.append(
                 f"Played under {house_title(a.start.house_rules)}; the official reading would "
                 f"give {r.official.case}: {_points(a, r.official.scores)}"
             )
         if house is not None and r.number in house.rounds:
-            body += house_round_lines(r.sheet, r.result, house.rounds[r.number])
+            body += [
+                one_line(x) for x in house_round_lines(r.sheet, r.result, house.rounds[r.number])
+            ]
     if isinstance(r.recorded, ev.RoundScored):
         agree = "the same as the rules engine" if not r.problems else "DIFFERENT (see below)"
         body.append(
-            f"The log recorded: {r.recorded.case}; {_points(a, r.recorded.points)}: {agree}"
+            f"The log recorded: {one_line(r.recorded.case)}; {_points(a, r.recorded.points)}: "
+            f"{agree}"
         )
     gone = a.abandoned
     if r.recorded is None and gone is not None and gone.round == r.number:
         body.append(
-            f"The game was abandoned during this round ({gone.phase} phase): it was never scored "
-            "(A7)."
+            f"The game was abandoned during this round ({one_line(gone.phase)} phase): it was "
+            "never scored (A7)."
         )
     elif r.recorded is None:
-        phase = g.phase if g is not None else "?"
+        phase = one_line(g.phase) if g is not None else "?"
         which = "verified part of the log" if a.corrupt or a.torn else "log"
         body.append(f"The {which} ends during this round ({phase} phase): it was never scored.")
     for p in r.problems:
@@ -439,7 +447,7 @@ def round_json(a: Audit, r: RoundAudit, house: HouseScores | None = None) -> dic
         card = {"index": rnd.card, "text": c.text, "stars": c.stars}
     doc: dict[str, Any] = {
         "round": r.number,
-        "conjurer": a.name(r.conjurer),
+        "conjurer": a.logged_name(r.conjurer),
         "conjurer_seat": r.conjurer,
         "card": card,
         "started": r.started,
@@ -457,21 +465,21 @@ def round_json(a: Audit, r: RoundAudit, house: HouseScores | None = None) -> dic
         doc["void_reason"] = r.void_reason
     if rnd is not None:
         doc["spells"] = {
-            a.name(s): {"word": w, "crystal": s in (rnd.marked or ())}
+            a.logged_name(s): {"word": w, "crystal": s in (rnd.marked or ())}
             for s, w in rnd.spells.items()
         }
-        doc["summons"] = {a.name(s): w for s, w in (rnd.published or {}).items()}
-        doc["unrevealed"] = [a.name(s) for s in rnd.unrevealed]
+        doc["summons"] = {a.logged_name(s): w for s, w in (rnd.published or {}).items()}
+        doc["unrevealed"] = [a.logged_name(s) for s in rnd.unrevealed]
         doc["proposals"] = [
             {
                 "id": p.id,
-                "by": a.name(p.by),
+                "by": a.logged_name(p.by),
                 "kind": p.kind,
-                "players": [a.name(s) for s in p.seats],
+                "players": [a.logged_name(s) for s in p.seats],
                 "words": [(rnd.published or {}).get(s) for s in p.seats],
                 "rule": p.rule,
                 "votes": {
-                    a.name(s): {"yes": y, "reason": p.reasons.get(s, "")}
+                    a.logged_name(s): {"yes": y, "reason": p.reasons.get(s, "")}
                     for s, y in sorted(p.votes.items())
                 },
                 "carried": p.carried,
@@ -479,15 +487,15 @@ def round_json(a: Audit, r: RoundAudit, house: HouseScores | None = None) -> dic
             for p in rnd.proposals
         ]
     doc["commitments"] = {
-        a.name(s): {"committed": c.committed, "revealed": c.revealed, "opens": c.opens}
+        a.logged_name(s): {"committed": c.committed, "revealed": c.revealed, "opens": c.opens}
         for s, c in sorted(r.commits.items())
     }
     rec = r.recorded
     if isinstance(rec, ev.RoundScored):
         doc["recorded"] = {
             "case": rec.case,
-            "scores": {a.name(s): p for s, p in rec.points.items()},
-            "invalid": {a.name(s): why for s, why in rec.invalid.items()},
+            "scores": {a.logged_name(s): p for s, p in rec.points.items()},
+            "invalid": {a.logged_name(s): why for s, why in rec.invalid.items()},
         }
     elif isinstance(rec, ev.RoundVoided):
         doc["recorded"] = {"case": "void", "scores": {}, "reason": rec.reason}
@@ -496,7 +504,9 @@ def round_json(a: Audit, r: RoundAudit, house: HouseScores | None = None) -> dic
     doc["finished"] = r.finished
     doc["agrees"] = r.finished and not r.problems
     doc["problems"] = list(r.problems)
-    doc["running_totals"] = {a.name(s): t for s, t in r.running.items()} if r.finished else None
+    doc["running_totals"] = (
+        {a.logged_name(s): t for s, t in r.running.items()} if r.finished else None
+    )
     return doc
 
 
@@ -510,7 +520,8 @@ def _check_lines(a: Audit) -> list[str]:
     out = []
 
     def line(ok: bool | None, text: str) -> None:
-        out.append(f"  {'ok  ' if ok else 'note' if ok is None else 'FAIL'}  {text}")
+        # A problem or a note is one line, whatever of the log it quotes.
+        out.append(f"  {'ok  ' if ok else 'note' if ok is None else 'FAIL'}  {one_line(text)}")
 
     if "chain" not in k:
         last = f", last hash {a.records[-1].hash[:16]}…" if a.records else ""
@@ -521,6 +532,14 @@ def _check_lines(a: Audit) -> list[str]:
     for p in k.get("chain", []):
         line(False, p)
     if a.start is not None:
+        if "names" not in k:
+            line(
+                True,
+                "player names: each one the server seats (as it stores names, no unshown "
+                "character, none a look-alike of another player's)",
+            )
+        for p in k.get("names", []):
+            line(False, p)
         part = " in the verified part" if a.corrupt is not None or a.torn is not None else ""
         if a.start.rules_version >= 2 and "rules" not in k:
             line(
@@ -590,12 +609,12 @@ def render_text(
     out = [f"Game log {a.path} ({a.size} bytes, {len(a.records)} verified records)"]
     s = a.start
     if s is not None:
-        names = ", ".join(p.name for p in s.players)
+        names = ", ".join(a.name(p.seat) for p in s.players)
         out.append(
-            f"Game {s.game_id} in room {s.room}: {s.variant}, rules version {s.rules_version}, "
-            f"{len(s.players)} players: {names}"
+            f"Game {one_line(s.game_id)} in room {one_line(s.room)}: {one_line(s.variant)}, "
+            f"rules version {s.rules_version}, {len(s.players)} players: {names}"
         )
-        out.append("Cards dealt: " + ", ".join(f"{c.text} {stars(c.stars)}" for c in s.cards))
+        out.append("Cards dealt: " + ", ".join(_card(a, i) for i in range(len(s.cards))))
         first, last = a.records[0].ts, a.records[-1].ts
         out.append(f"Started {clock(first, date=True)}; last record {clock(last, date=True)}")
     out.append("")
@@ -620,14 +639,14 @@ def render_text(
         out.append("")
         final = a.finished
         out.append("Final totals (recomputed):" if final else "Totals so far (recomputed):")
-        width = max(len(p.name) for p in s.players)
+        width = max(len(a.name(p.seat)) for p in s.players)
         # By rank: the highest total first; a tie shares its rank (T6).
         ranked = sorted(s.players, key=lambda p: (-a.totals.get(p.seat, 0), p.seat))
         for p in ranked:
             total = a.totals.get(p.seat, 0)
             rank = 1 + sum(1 for q in s.players if a.totals.get(q.seat, 0) > total)
             gone = " (removed from the game)" if a.state and p.seat in a.state.kicked else ""
-            out.append(f"  {rank}. {p.name:<{width}}  {total:>4}{gone}")
+            out.append(f"  {rank}. {a.name(p.seat):<{width}}  {total:>4}{gone}")
         if s.house_rules:
             official: dict[int, int] = {p.seat: 0 for p in s.players}
             for r in a.rounds:
@@ -651,7 +670,7 @@ def render_text(
             out.append("The game is not over in this log.")
         if house is not None:
             out.append("")
-            out += house_totals_lines(a, house)
+            out += [one_line(x) for x in house_totals_lines(a, house)]
     return "\n".join(out)
 
 
@@ -665,7 +684,7 @@ def abandoned_text(a: Audit, e: ev.GameAbandoned) -> str:
     after = f"after round {done}" if done is not None else "before any round was finished"
     return (
         f"The game was abandoned at {clock(e.at, date=True)} in round {e.round} "
-        f"({e.phase} phase), {after}: nobody had been connected since {clock(e.idle_since)} UTC "
+        f"({one_line(e.phase)} phase), {after}: nobody had been connected since {clock(e.idle_since)} UTC "
         f"({duration(e.at - e.idle_since)}). Round {e.round} was never scored; the scores stand "
         f"as recorded: {standings(a.name, e.totals)} (A7)."
     )
@@ -701,10 +720,14 @@ def render_json(
         "finished": a.finished,
         "receipts": [r.to_json() for r in a.receipts],
         "rounds": [round_json(a, r, house) for r in rounds],
-        "totals": {a.name(seat): t for seat, t in a.totals.items()},
-        "recorded_totals": {a.name(seat): t for seat, t in last.totals.items()} if last else None,
-        "winners": [a.name(w) for w in a.winners()],
-        "recorded_winners": [a.name(w) for w in getattr(last, "winners", ())] if last else None,
+        "totals": {a.logged_name(seat): t for seat, t in a.totals.items()},
+        "recorded_totals": {a.logged_name(seat): t for seat, t in last.totals.items()}
+        if last
+        else None,
+        "winners": [a.logged_name(w) for w in a.winners()],
+        "recorded_winners": [a.logged_name(w) for w in getattr(last, "winners", ())]
+        if last
+        else None,
         "abandoned": None
         if gone is None
         else {
@@ -721,8 +744,8 @@ def render_json(
     if house is not None:
         doc["house_rules"] = canonical(house.rules)
         doc["house"] = {
-            "totals": {a.name(seat): t for seat, t in house.totals.items()},
-            "winners": [a.name(w) for w in house.winners],
+            "totals": {a.logged_name(seat): t for seat, t in house.totals.items()},
+            "winners": [a.logged_name(w) for w in house.winners],
         }
     if events:
         doc["events"] = [event_json(a, st) for st in event_steps]

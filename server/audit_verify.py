@@ -38,8 +38,9 @@ import msgspec
 from conjure.protocol import events as ev
 from conjure.protocol.commitment import check_reveal
 from conjure.protocol.events import RULES_VERSION
+from conjure.protocol.names import BadName, enforce_name, look_alike
 from conjure.protocol.statedir import RECEIPTS_DIR, receipt_file_name
-from conjure.protocol.text import is_hex64
+from conjure.protocol.text import escape_unshown, is_hex64
 from conjure.protocol.wording import signed
 from conjure.protocol.words import word_fingerprint
 from conjure.server.logformat import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
@@ -59,6 +60,14 @@ _RECORD_START = b'{"batch":'
 
 class Unusable(Exception):
     """Input that cannot be audited at all (exit status 2); the message is a whole sentence."""
+
+
+def one_line(text: str) -> str:
+    """A logged string as it goes into one line of the report: every unshown character, the
+    newline and the line and paragraph separators included, written ``\\uXXXX``. Why: a log is
+    someone else's evidence, and a player named ``"x\\n=> VERIFIED: ..."`` must not print a
+    verdict of its own; the report's own newlines are only those between its lines."""
+    return escape_unshown(text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -276,7 +285,8 @@ class Audit:
     rounds: list[RoundAudit] = field(default_factory=list)
     receipts: list[Receipt] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    #: the same problems by check: chain, receipts, rules, replay, reveals, scores, totals, end
+    #: the same problems by check: chain, receipts, names, rules, replay, reveals, scores,
+    #: totals, end
     kinds: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     reveals_checked: int = 0
@@ -307,6 +317,11 @@ class Audit:
         return {"line": c.line, "seq": c.expected_seq, "offset": c.offset, "reason": c.reason}
 
     def name(self, seat: int) -> str:
+        """The seat's name as a report sentence shows it (:func:`one_line`)."""
+        return one_line(self.logged_name(seat))
+
+    def logged_name(self, seat: int) -> str:
+        """The seat's name exactly as logged (JSON keys and values carry the exact text)."""
         if self.start is not None and 0 <= seat < len(self.start.players):
             return self.start.players[seat].name
         return f"seat {seat}"
@@ -853,6 +868,7 @@ def _replay(audit: Audit) -> None:
         )
     audit.start = start
     audit.totals = {p.seat: 0 for p in start.players}
+    _check_names(audit, start)
     if start.words and start.words != word_fingerprint():
         audit.notes.append(
             f"word data: the game compared words with {start.words}, this program has "
@@ -900,6 +916,39 @@ def _replay(audit: Audit) -> None:
             f"{steps[illegal[0]][0].where} is not legal under rules version "
             f"{start.rules_version}: {illegal[1]}",
         )
+
+
+def _check_names(audit: Audit, start: ev.GameStarted) -> None:
+    """Every name is one the server seats (``server.lobby``: ``enforce_name``, stored in its
+    enforced form, and no look-alike of a player already seated). Why: a log holding a name the
+    server refuses was not written by it as it stands, and such a name (an unshown character,
+    "Аnn" beside "Ann") is what a forger uses to pass one player's moves off as another's."""
+    seated: list[str] = []
+    for p in start.players:
+        name = repr(p.name)
+        try:
+            enforced = enforce_name(p.name)
+        except BadName as exc:
+            audit.fail(
+                "names",
+                f"line 1 (seq 0): seat {p.seat}'s name {name} is one the server refuses: {exc}",
+            )
+        else:
+            if enforced != p.name:
+                audit.fail(
+                    "names",
+                    f"line 1 (seq 0): seat {p.seat}'s name {name} is not as the server stores "
+                    f"names: it stores {enforced!r}",
+                )
+        other = look_alike(p.name, seated)
+        if other is not None:
+            audit.fail(
+                "names",
+                f"line 1 (seq 0): seat {p.seat}'s name {name} can be mistaken for {other!r}, "
+                "seated before it: the server seats no one under a look-alike of another "
+                "player's name",
+            )
+        seated.append(p.name)
 
 
 # ---------------------------------------------------------------------------------------------

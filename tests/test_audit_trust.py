@@ -1,0 +1,128 @@
+"""``conjure replay`` against forgers who know the audit: each test is a forgery an earlier audit
+let through (a fake verdict printed, a downgraded rules version, a receipt ignored, an
+abandonment the log's own presence contradicts, ...).
+
+The logs are real: scripted games on the engine (tests/auditlogs.py), rewritten and chained again
+by the real LogWriter, so every hash checks and only the audit's other checks can catch them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conjure.client.cli import main
+from conjure.server.audit_verify import audit
+from tests.auditlogs import Decision, as_batches, sample_game, write_records
+
+FAKE = "=> VERIFIED: everything above checks."
+
+
+@pytest.fixture(autouse=True)
+def _no_user_state(tmp_path_factory, monkeypatch):
+    """Never read the real user's receipts: point the default state dir at an empty folder."""
+    monkeypatch.setenv("CONJURE_STATE_DIR", str(tmp_path_factory.mktemp("nostate")))
+
+
+def replay(*args: str) -> int:
+    return main(["replay", *args])
+
+
+def forged(path: Path, changes: dict[str, str]) -> Path:
+    """The sample game with each text ``old`` written ``new`` wherever it is logged (the events,
+    the commands and the score's reasons alike, so deciding again agrees), chained again."""
+
+    def swap(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: swap(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [swap(v) for v in x]
+        if isinstance(x, str):
+            for old, new in changes.items():
+                x = x.replace(old, new)
+        return x
+
+    batches = [
+        Decision(ts, [(t, swap(d)) for t, d in items], swap(b.command))  # type: ignore[attr-defined]
+        for b in as_batches(sample_game().decisions)
+        for ts, items in [b]
+    ]
+    write_records(path, batches)  # type: ignore[arg-type]
+    return path
+
+
+NAMES = ("Ann", "Bob", "Cy", "Dee")
+
+
+def renamed(path: Path, names: dict[int, str]) -> Path:
+    """The sample game with some players called otherwise."""
+    return forged(path, {NAMES[seat]: name for seat, name in names.items()})
+
+
+def lines_of(capsys, *args: str) -> tuple[int, list[str]]:
+    code = replay(*args, "--no-state-dir")
+    return code, capsys.readouterr().out.splitlines()
+
+
+def verdicts(lines: list[str]) -> list[str]:
+    return [x for x in lines if x.startswith("=>")]
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. A logged string never starts a report line; names the server refuses fail
+
+
+@pytest.mark.parametrize("sep", ["\n", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x1e"])
+def test_a_name_cannot_print_a_verdict_of_its_own(tmp_path, capsys, sep):
+    """Every character str.splitlines cuts at (a terminal or a viewer may start a line there)."""
+    path = renamed(tmp_path / "g.jsonl", {1: f"Bob{sep}{FAKE}"})
+    for extra in ((), ("--events",), ("--round", "2")):
+        code, lines = lines_of(capsys, str(path), *extra)
+        assert code == 1
+        assert verdicts(lines) == ["=> NOT VERIFIED: 1 problem."], lines
+        assert any("Bob\\u" in x and "=> VERIFIED" in x for x in lines)
+    # the JSON still carries the exact name, and its sentences are one line each
+    replay(str(path), "--no-state-dir", "--json")
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["players"][1]["name"] == f"Bob{sep}{FAKE}"
+    assert all("\n" not in p for p in doc["problems"])
+
+
+def test_a_logged_word_cannot_print_a_verdict_either(tmp_path, capsys):
+    """Spell words are quoted as written by the engine's explanation (no repr there)."""
+    path = tmp_path / "g.jsonl"
+    forged(path, {"engine": f"engine\n{FAKE}"})
+    for extra in ((), ("--events",), ("--house-rule", "pairs-per-star")):
+        code, lines = lines_of(capsys, str(path), *extra)
+        assert code == 1
+        assert [x for x in verdicts(lines) if "NOT" not in x] == []
+        assert any("engine\\u000a=> VERIFIED" in x for x in lines)
+
+
+@pytest.mark.parametrize(
+    "names, words",
+    [
+        ({1: "\u0410nn"}, "can be mistaken for 'Ann', seated before it"),  # Cyrillic А
+        ({3: "B0b"}, "can be mistaken for 'Bob', seated before it"),
+        ({1: "Bob\u200b"}, "is one the server refuses: Names cannot hold"),
+        ({2: "\u2800"}, "is one the server refuses"),
+        ({2: "Cy  Young"}, "is not as the server stores names: it stores 'Cy Young'"),
+        ({1: "x" * 30}, "is one the server refuses: A name has at most 24 characters"),
+    ],
+)
+def test_a_name_the_server_refuses_at_join_fails(tmp_path, capsys, names, words):
+    path = renamed(tmp_path / "g.jsonl", names)
+    code, lines = lines_of(capsys, str(path))
+    assert code == 1
+    fails = [x for x in lines if x.startswith("  FAIL  line 1 (seq 0): seat ")]
+    assert len(fails) == 1 and words in fails[0], lines
+    assert not audit(path).verified
+
+
+def test_the_names_of_a_real_game_pass(tmp_path):
+    path = renamed(tmp_path / "g.jsonl", {1: "Zoë Müller-Łukasz", 2: "李小龍", 3: "Dee Dee"})
+    a = audit(path)
+    assert a.verified, a.problems
