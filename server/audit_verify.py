@@ -898,11 +898,14 @@ def _replay(audit: Audit) -> None:
                 "the log proves the deal was fair"
             )
     else:
+        _not_version_1(audit, records)
         _Replay(audit).run(records[:end])
         # Version 1 logs record no commands: the events are checked against the rules' limits.
         audit.notes.append(
-            f"rules version {start.rules_version}: the log records no commands, so its moves "
-            "were checked event by event, not decided again"
+            f"rules version {start.rules_version}: the log records no commands, so these checks "
+            "did not run: no move was decided again (each event was checked for its shape, its "
+            "seat, phase and turn only, not for whether the rules produce it), no clock (that no "
+            "deadline passed early or was ignored), and not the deal (version 1 recorded none)"
         )
     if decided_all:
         # Every event is what the rules decide from its command, so the legality fold (which
@@ -915,6 +918,44 @@ def _replay(audit: Audit) -> None:
             "replay",
             f"{steps[illegal[0]][0].where} is not legal under rules version "
             f"{start.rules_version}: {illegal[1]}",
+        )
+
+
+#: What a rules version 1 server never wrote: each came with version 2 (docs/LOG.md), so a log
+#: that names version 1 and holds one was rewritten to be checked by the weaker version 1 audit.
+_V2_START_KEYS = ("log_format", "words", "house_rules", "deal")
+_V2_FIELDS: dict[str, tuple[str, ...]] = {
+    "proposal_made": ("voters", "reopened"),
+    "round_scored": ("reasons",),
+    "player_skipped": ("dropped",),
+    "player_kicked": ("dropped",),
+}
+_V2_TYPES = frozenset({"presence_changed"})
+
+
+def _not_version_1(audit: Audit, records: Sequence[LogRecord]) -> None:
+    """FAIL a log that says rules version 1 but holds what only version 2 writes: a downgrade
+    (strip the commands, say version 1) must not buy the forger an audit without re-deciding."""
+    found: dict[str, str] = {}  #: what -> where it first is
+    first = records[0]
+    for key in _V2_START_KEYS:
+        if key in first.data:
+            found.setdefault(f"a {key!r} in game_started", "line 1 (seq 0)")
+    for r in records:
+        where = f"line {r.seq + 1} (seq {r.seq})"
+        if r.cmd is not None:
+            found.setdefault("a recorded command (cmd)", where)
+        if r.type in _V2_TYPES:
+            found.setdefault(f"a {r.type} record", where)
+        for key in _V2_FIELDS.get(r.type, ()):
+            if key in r.data:
+                found.setdefault(f"a {r.type} with {key!r}", where)
+    for what, where in found.items():
+        audit.fail(
+            "rules",
+            f"the log says rules version 1, but {where} holds {what}, which only rules version 2 "
+            "writes: the log was rewritten to claim the older version, whose audit decides no "
+            "move again",
         )
 
 

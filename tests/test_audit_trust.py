@@ -126,3 +126,68 @@ def test_the_names_of_a_real_game_pass(tmp_path):
     path = renamed(tmp_path / "g.jsonl", {1: "Zoë Müller-Łukasz", 2: "李小龍", 3: "Dee Dee"})
     a = audit(path)
     assert a.verified, a.problems
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. A rules version downgrade
+
+
+def downgraded(path: Path, strip: dict[str, tuple[str, ...]]) -> Path:
+    """The sample game (rules version 2) with its commands stripped and ``rules_version`` 1, each
+    record's ``strip[type]`` keys dropped too, chained again: what a forger who wants the
+    version 1 audit (no deciding again) writes."""
+    batches = []
+    for ts, items in as_batches(sample_game().decisions):
+        out = []
+        for type_, data in items:
+            data = {k: v for k, v in data.items() if k not in strip.get(type_, ())}
+            if type_ == "game_started":
+                data["rules_version"] = 1
+            out.append((type_, data))
+        batches.append((ts, out))  # no command
+    write_records(path, batches)
+    return path
+
+
+V2_START = ("log_format", "words", "house_rules", "deal")
+
+
+@pytest.mark.parametrize(
+    "strip, holds",
+    [
+        ({}, "line 1 (seq 0) holds a 'log_format' in game_started"),
+        ({"game_started": V2_START}, "holds a round_scored with 'reasons'"),
+        (
+            {"game_started": V2_START, "round_scored": ("reasons",)},
+            "holds a proposal_made with 'voters'",
+        ),
+    ],
+)
+def test_a_log_downgraded_to_rules_version_1_fails(tmp_path, capsys, strip, holds):
+    path = downgraded(tmp_path / "g.jsonl", strip)
+    code, lines = lines_of(capsys, str(path))
+    assert code == 1
+    fails = [x for x in lines if x.startswith("  FAIL  the log says rules version 1, but ")]
+    assert any(holds in x for x in fails), lines
+    assert all("only rules version 2 writes" in x for x in fails)
+
+
+def test_a_command_left_in_a_version_1_log_fails(tmp_path):
+    batches = as_batches(sample_game().decisions)
+    first = batches[0]
+    first[1][0][1]["rules_version"] = 1
+    for key in V2_START:
+        del first[1][0][1][key]
+    first.command["setup"]["log_format"] = 1  # type: ignore[attr-defined]
+    path = tmp_path / "g.jsonl"
+    write_records(path, batches)
+    a = audit(path)
+    assert any("holds a recorded command (cmd)" in p for p in a.problems), a.problems
+
+
+def test_a_genuine_version_1_log_says_which_checks_did_not_run():
+    a = audit(Path(__file__).resolve().parent.parent / "replays" / "sample-v1-review.jsonl")
+    assert a.verified, a.problems
+    (note,) = [n for n in a.notes if n.startswith("rules version 1:")]
+    for words in ("no move was decided again", "no clock", "not the deal"):
+        assert words in note
