@@ -869,9 +869,12 @@ def _replay_many(
     a ``==> LOG <==`` line, then a summary (the logs that did not verify, those that could not
     be audited, and any game held by two logs); or one JSON object of the reports and that
     summary. The exit status is the worst of theirs (2 if any could not be audited, else 1 if
-    any did not verify), and 1 if two logs of one game part ways."""
+    any did not verify), and 1 if two logs of one game part ways: each of those two verifies on
+    its own, but one of them was written again, so neither counts as verified (the summary and
+    the JSON say which and why)."""
     worst = 0
     docs: list[Any] = []
+    by_log: dict[str, dict[str, Any]] = {}  #: each audited log's JSON document
     failed: list[str] = []
     unusable: list[str] = []  #: each one's reason
     reads = ReceiptReads()
@@ -894,19 +897,25 @@ def _replay_many(
             games.setdefault(a.start.game_id, []).append((str(log), [r.hash for r in a.records]))
         if args.json:
             docs.append(out)
+            by_log[str(log)] = out
         else:
             print(shown(out), flush=True)
     copies = [_copies(game_id, held) for game_id, held in games.items() if len(held) > 1]
-    if any(parted for _, parted in copies):
+    parted_logs = [(log, text) for text, parted in copies for log in parted if log not in failed]
+    if parted_logs:
         worst = max(worst, 1)
+    failed += [log for log, _ in parted_logs]
     verified = len(logs) - len(failed) - len(unusable)
     if args.json:
+        for log, text in parted_logs:
+            by_log[log]["verified"] = False  # alone it verifies; beside its other copy it cannot
+            by_log[log]["problems"].append(text)
         doc = {
             "logs": docs,
             "verified": verified,
             "not_verified": failed,
             "unusable": unusable,
-            "same_game": [{"text": text, "parted": parted} for text, parted in copies],
+            "same_game": [{"text": text, "parted": bool(parted)} for text, parted in copies],
         }
         print(shown(json.dumps(doc, ensure_ascii=False, indent=2)))
         return worst
@@ -914,30 +923,38 @@ def _replay_many(
     counts += [f"{len(failed)} NOT VERIFIED"] if failed else []
     counts += [f"{len(unusable)} could not be audited"] if unusable else []
     lines = [f"{counted(len(logs), 'log')}: " + ", ".join(counts)]
-    lines += [f"  NOT VERIFIED: {log}" for log in failed]
+    why = dict(parted_logs)
+    lines += [
+        f"  NOT VERIFIED: {log}"
+        + (" (another log of its game parts from it)" if log in why else "")
+        for log in failed
+    ]
     lines += [f"  could not be audited: {why}" for why in unusable]
     lines += [f"  {'NOT VERIFIED' if parted else 'note'}: {text}" for text, parted in copies]
     print(shown("\n" + "\n".join(lines)))
     return worst
 
 
-def _copies(game_id: str, held: list[tuple[str, list[str]]]) -> tuple[str, bool]:
-    """A sentence on the logs that hold one game, and whether two of them part ways: each is a
-    chain that verifies on its own, so two that differ at one seq mean one was written again
-    (or two servers ran the game); a copy taken while the game went on is only shorter."""
+def _copies(game_id: str, held: list[tuple[str, list[str]]]) -> tuple[str, list[str]]:
+    """A sentence on the logs that hold one game, and those of them that part ways (none, or
+    the longest and each that parts from it): each is a chain that verifies on its own, so two
+    that differ at one seq mean one was written again (or two servers ran the game); a copy
+    taken while the game went on is only shorter."""
     (first, chain), *others = sorted(held, key=lambda h: -len(h[1]))
     parts: list[str] = []
-    parted = False
+    parted: list[str] = []
     for log, other in others:
         at = next((i for i, (x, y) in enumerate(zip(chain, other, strict=False)) if x != y), None)
         if at is not None:
-            parted = True
+            parted += [first] if not parted else []
+            parted.append(log)
             parts.append(f"{log} parts from it at seq {at}: one of the two was written again")
         elif len(other) == len(chain):
             parts.append(f"{log} holds the same {counted(len(chain), 'record')}")
         else:
             parts.append(f"{log} is a copy of it cut after seq {len(other) - 1}")
-    return f"game {game_id} is in {len(held)} logs: {first}; " + "; ".join(parts), parted
+    text = f"game {one_line(game_id)} is in {len(held)} logs: {first}; " + "; ".join(parts)
+    return text, parted
 
 
 def shown(text: str) -> str:

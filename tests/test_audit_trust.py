@@ -16,6 +16,7 @@ import pytest
 
 from conjure.client.cli import main
 from conjure.server.audit_verify import audit
+from conjure.server.logformat import read_log
 from tests.auditlogs import Decision, as_batches, sample_game, write_records
 
 FAKE = "=> VERIFIED: everything above checks."
@@ -191,3 +192,33 @@ def test_a_genuine_version_1_log_says_which_checks_did_not_run():
     (note,) = [n for n in a.notes if n.startswith("rules version 1:")]
     for words in ("no move was decided again", "no clock", "not the deal"):
         assert words in note
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Two logs of one game that part: the summary does not count them verified
+
+
+def test_two_logs_of_one_game_that_part_are_not_counted_verified(tmp_path, capsys):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    write_records(a, as_batches(sample_game().decisions))
+    write_records(b, as_batches(sample_game(round1_spell="feather").decisions))
+    assert audit(a).verified and audit(b).verified  # each chain is sound on its own
+    code, lines = lines_of(capsys, str(a), str(b))
+    assert code == 1
+    summary = lines[lines.index("2 logs: 0 verified, 2 NOT VERIFIED") :]
+    assert summary[1:3] == [
+        f"  NOT VERIFIED: {a} (another log of its game parts from it)",
+        f"  NOT VERIFIED: {b} (another log of its game parts from it)",
+    ]
+    assert "one of the two was written again" in summary[3]
+    assert replay(str(a), str(b), "--no-state-dir", "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verified"] == 0 and doc["not_verified"] == [str(a), str(b)]
+    assert [d["verified"] for d in doc["logs"]] == [False, False]
+    assert all("parts from it at seq" in d["problems"][-1] for d in doc["logs"])
+    # a copy cut short is no parting: both still count
+    cut = tmp_path / "cut.jsonl"
+    end = next(r.seq for r in read_log(a).records if r.batch == 0)  # the end of the first batch
+    cut.write_bytes(b"".join(a.read_bytes().splitlines(keepends=True)[: end + 1]))
+    code, lines = lines_of(capsys, str(a), str(cut))
+    assert code == 0 and "2 logs: 2 verified" in lines
