@@ -785,7 +785,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "$CONJURE_STATE_DIR, else this user's state directory)",
     )
     parser.add_argument(
-        "--no-state-dir", action="store_true", help="do not look for receipts in a state directory"
+        "--no-state-dir",
+        action="store_true",
+        help="do not look for receipts in this user's state directory (a --state-dir is still read)",
     )
     add_house_argument(parser)
 
@@ -813,10 +815,10 @@ def run(args: argparse.Namespace) -> int:
             "a SEQ:HASH receipt names no game, so it goes with one log: give that log alone, "
             "or the receipt file a client saved (it names its game)"
         )
-    if args.no_state_dir:
-        state_dirs: list[Path] = []
-    else:
-        state_dirs = list(args.state_dir or [default_state_dir()])
+    # --no-state-dir skips this user's own state directory; one given by name is always read.
+    state_dirs: list[Path] = list(args.state_dir or [])
+    if not state_dirs and not args.no_state_dir:
+        state_dirs = [default_state_dir()]
     if len(logs) > 1:
         return _replay_many(args, logs, state_dirs, files)
     try:

@@ -11,7 +11,8 @@ Order of the checks:
    count. The first bad record is named by line and seq; a torn tail (what a crash in the middle
    of an append leaves) is reported as such. After corruption only the verified prefix is used.
 2. **Receipts**: each ``(seq, hash)`` a client kept must lie on the chain. One that does not
-   proves the log was rewritten after it was sent; one beyond the end proves it was cut short.
+   means the log was rewritten after it was sent, and one beyond the end that the log was cut
+   short, unless the receipt is not genuine: receipts are not signed.
 3. **Replay**: every event is folded through the rules engine at the rules version the log names.
    Along the way: each reveal must open the seat's latest commitment (and come only after the
    summon closed), the published words must be the revealed ones, each ``round_scored`` must equal
@@ -160,7 +161,9 @@ def receipts_from_file(
     """Receipts in one JSON file (an object, a list of them, or ``{"receipts": [...]}``).
 
     Read defensively: entries for another game, or without a usable ``seq`` and ``hash``, are
-    skipped with a note. An entry without ``game_id`` counts only if the file is named for the game.
+    skipped with a note (a file the organizer gave is never ignored in silence; the caller drops
+    the notes of a state directory's other files, which hold other games as a matter of course).
+    An entry without ``game_id`` counts only if the file is named for the game.
     """
     notes: list[str] = []
     doc, unread = (reads or ReceiptReads()).doc(path)
@@ -174,7 +177,11 @@ def receipts_from_file(
             continue
         gid = item.get("game_id")
         if game_id is not None and gid is not None and gid != game_id:
-            continue  # another game's receipt: not ours to check
+            notes.append(
+                f"ignored {where}: the receipt is for game {gid!r}, not this log's game "
+                f"{game_id!r}, so it proves nothing here"
+            )
+            continue
         if gid is None and not named_for_game:
             notes.append(f"ignored {where}: no game_id, so it is for no one of several logs")
             continue
@@ -457,9 +464,10 @@ def _check_receipts(audit: Audit) -> None:
             )
             audit.fail(
                 "receipts",
-                f"{r.label()} does not lie on the chain: {r.detail}. The log was rewritten "
-                "after this receipt was sent (the history up to that record is not what the "
-                "client saw).",
+                f"{r.label()} does not lie on the chain: {r.detail}. The receipt disagrees with "
+                "the log: either the log was rewritten after this receipt was sent (the history "
+                "up to that record is not what the client saw), or the receipt is not genuine "
+                "(receipts are not signed: anyone can write one).",
             )
         elif audit.corrupt is not None:
             r.status = "unchecked"
@@ -479,8 +487,9 @@ def _check_receipts(audit: Audit) -> None:
             )
             audit.fail(
                 "receipts",
-                f"{r.label()} lies beyond the end of the log: {r.detail}. The log was "
-                f"truncated after this receipt was sent (it held seq {r.seq}).{extra}",
+                f"{r.label()} lies beyond the end of the log: {r.detail}. Either the log was "
+                f"truncated after this receipt was sent (it held seq {r.seq}), or the receipt is "
+                f"not genuine (receipts are not signed).{extra}",
             )
 
 

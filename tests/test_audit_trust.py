@@ -222,3 +222,36 @@ def test_two_logs_of_one_game_that_part_are_not_counted_verified(tmp_path, capsy
     cut.write_bytes(b"".join(a.read_bytes().splitlines(keepends=True)[: end + 1]))
     code, lines = lines_of(capsys, str(a), str(cut))
     assert code == 0 and "2 logs: 2 verified" in lines
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Receipts: none ignored in silence, a named state directory read, no overclaiming
+
+
+def test_a_receipt_file_for_another_game_is_said_to_prove_nothing_here(tmp_path, capsys):
+    path = tmp_path / "game-1.jsonl"
+    records = write_records(path, as_batches(sample_game().decisions))
+    given = tmp_path / "from-bob.json"
+    given.write_text(json.dumps({"game_id": "game-2", "seq": 3, "hash": records[3].hash}))
+    code, lines = lines_of(capsys, str(path), "--receipt", str(given))
+    assert code == 0
+    assert (
+        f"  note  ignored {given}: the receipt is for game 'game-2', not this log's game "
+        "'game-1', so it proves nothing here" in lines
+    )
+
+
+def test_a_state_directory_given_by_name_is_read_even_with_no_state_dir(tmp_path, capsys):
+    from conjure.client.statefile import StateDir
+
+    path = tmp_path / "game-1.jsonl"
+    records = write_records(path, as_batches(sample_game().decisions))
+    ann = tmp_path / "from-ann"
+    StateDir(ann).save_receipt("game-1", 3, "ab" * 32, server="ws://x:1", room="ABCD")
+    code = replay(str(path), "--no-state-dir", "--state-dir", str(ann), "--json")
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1 and [(r["seq"], r["status"]) for r in doc["receipts"]] == [(3, "not-on-chain")]
+    (problem,) = doc["problems"]
+    assert "either the log was rewritten after this receipt was sent" in problem
+    assert "or the receipt is not genuine (receipts are not signed" in problem
+    assert records[3].hash[:12] in problem
