@@ -581,8 +581,9 @@ def _check_lines(a: Audit) -> list[str]:
         if a.abandoned is not None and "end" not in k:
             line(
                 True,
-                "abandonment: in the phase the log is in, and no player acted after the time "
-                "the log says the last connection went",
+                "abandonment: in the phase the log is in, no player acted after the time the "
+                "log says the last connection went, and no seat's logged presence has them "
+                "connected then",
             )
         for kind in ("replay", "reveals", "scores", "totals", "end"):
             for p in k.get(kind, []):

@@ -507,6 +507,10 @@ class _Replay:
         self.state: Game | None = None
         self.current: RoundAudit | None = None
         self.last_act: Step | None = None  #: the latest action a seat took (someone was there)
+        #: each seat's presence records: (its index in ``audit.steps``, the step, its round)
+        self.presence: dict[int, list[tuple[int, Step, int]]] = {}
+        #: records the server's budgets count, by (seat, round, "actions" or "presence")
+        self.counts: dict[tuple[int, int, str], int] = {}
         self.stopped = False
 
     def problem(self, kind: str, text: str, rnd: RoundAudit | None = None) -> None:
@@ -618,6 +622,15 @@ class _Replay:
             self.abandoned(step, e, g)
         if kind in _SEAT_ACTS and getattr(e, "by", 0) is not None:
             self.last_act = step
+        now = g.round.number if g.round is not None else 0
+        cmd = rec.cmd
+        if cmd is not None and isinstance(cmd.get("seat"), int) and cmd.get("kind") != "presence":
+            key = (cmd["seat"], now, "actions")
+            self.counts[key] = self.counts.get(key, 0) + 1
+        if isinstance(e, ev.PresenceChanged):
+            self.presence.setdefault(e.seat, []).append((len(self.a.steps) - 1, step, now))
+            key = (e.seat, now, "presence")
+            self.counts[key] = self.counts.get(key, 0) + 1
 
     def committed(self, step: Step, e: ev.Committed, g: Game, r: RoundAudit | None) -> None:
         assert r is not None and g.round is not None
@@ -766,8 +779,8 @@ class _Replay:
     def abandoned(self, step: Step, e: ev.GameAbandoned, g: Game) -> None:
         """A7: the totals stand as the rounds add up; nobody acted after the last connection went.
 
-        That nobody was connected is the server's word (connections are not logged); a player's
-        action after ``idle_since`` would prove it wrong.
+        That nobody was connected is the server's word; a player's action after ``idle_since``,
+        or a seat the log's presence has connected then (:meth:`away_at`), would prove it wrong.
         """
         self.a.abandoned = e
         self.final_totals(step, e.totals, g)
@@ -792,6 +805,64 @@ class _Replay:
                 f"but {act.record.type} at {act.where} ({act.record.ts:.3f}) is a player acting "
                 "after that",
             )
+        self.away_at(step, e, g)
+
+    def away_at(self, step: Step, e: ev.GameAbandoned, g: Game) -> None:
+        """At ``idle_since`` every seat's last logged presence must say away (a seat the log
+        records no presence for is the server's word). Two honest ways for a going to be logged
+        late or not at all (docs/LOG.md, ``presence_changed``), so neither fails:
+
+        * a restarted server's clock of idleness starts when it reopens the log, and the first
+          thing it logs is everyone away: a going logged after ``idle_since`` counts when only
+          goings were logged between ``idle_since`` and it;
+        * a seat over its budget of comings and goings in a round is not logged until a later
+          round. The budget is the server's setting, not in the log, but it is at least the most
+          records of one kind any seat had logged in one round (actions and comings and goings
+          have budgets of one size): a seat that had that many may be over it (a note says so).
+        """
+        idle = e.idle_since
+        steps = self.a.steps
+        start = len(steps) - 1  # the first step logged after idle_since
+        while start > 0 and steps[start - 1].record.ts > idle:
+            start -= 1
+        budget = max(self.counts.values(), default=0)  # the least the server's budget can be
+        for seat, logged in sorted(self.presence.items()):
+            if seat in g.kicked:
+                continue
+            before = [x for x in logged if x[1].record.ts <= idle]
+            last = before[-1][1] if before else None
+            if last is not None and _away(last):
+                continue
+            later = logged[len(before) :]
+            if later:
+                index, going, _ = later[0]
+                if _away(going) and all(_away(s) for s in steps[start:index]):
+                    continue  # a restart's "everyone away", first thing after idle_since
+            name = self.a.name(seat)
+            there = (
+                f"presence_changed at {last.where} ({last.record.ts:.3f}) has {name} connected"
+                if last is not None
+                else f"{name} is connected from the start, no going of theirs logged before it"
+            )
+            if before and self.counts[(seat, before[-1][2], "presence")] >= budget:
+                self.a.notes.append(
+                    f"abandonment: {there} at {idle:.3f}, when the log says nobody was; "
+                    f"{name} had {budget} comings and goings logged in round {before[-1][2]}, "
+                    "as many as any seat had of anything in a round: the server's budget may "
+                    "have stopped logging their going"
+                )
+                continue
+            self.problem(
+                "end",
+                f"{step.where}: game_abandoned says nobody was connected from {idle:.3f}, but "
+                f"{there} then, and "
+                + (
+                    f"their going is logged only at {later[0][1].where} "
+                    f"({later[0][1].record.ts:.3f})"
+                    if later
+                    else "no going of theirs is logged after it"
+                ),
+            )
 
     def final_totals(self, step: Step, totals: dict[int, int], g: Game) -> None:
         """A game's last word on the totals: as the engine's rounds and the log's own add up."""
@@ -810,6 +881,11 @@ class _Replay:
                     f"final totals: {a.name(seat)}: {step.record.type} at {step.where} records "
                     f"{got}, but the log's own round scores add up to {g.totals.get(seat)}",
                 )
+
+
+def _away(step: Step) -> bool:
+    """A presence record of a going."""
+    return isinstance(step.event, ev.PresenceChanged) and not step.event.connected
 
 
 #: Events that :meth:`_Replay.check` looks into beyond their round number.
@@ -1071,9 +1147,10 @@ def audit(
         )
     if a.abandoned is not None and "end" not in a.kinds:
         a.notes.append(
-            "the game was abandoned (A7): the log does not record connections, so that nobody was "
-            "connected is the server's word; what the log can show agrees: no player acted after "
-            "the time it names"
+            "the game was abandoned (A7): the log does not record connections, only the "
+            "comings and goings the server logged (within a budget), so that nobody was connected "
+            "is the server's word; what the log can show agrees: no player acted after the time "
+            "it names, and no seat's logged presence has them connected then"
         )
     if not a.receipts:
         a.notes.append(

@@ -255,3 +255,93 @@ def test_a_state_directory_given_by_name_is_read_even_with_no_state_dir(tmp_path
     assert "either the log was rewritten after this receipt was sent" in problem
     assert "or the receipt is not genuine (receipts are not signed" in problem
     assert records[3].hash[:12] in problem
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. An abandonment the log's own presence contradicts
+
+
+def presence_game(path: Path, comings: list[tuple[int, bool]], idle_at: float | None) -> Path:
+    """Round 1 and round 2 up to the summon (tests/test_abandon.py), everyone's going logged,
+    then ``comings`` (seat, connected) one by one; abandoned half an hour on with ``idle_since``
+    ``idle_at`` seconds after everyone went (None: when the last of ``comings`` was logged)."""
+    from conjure.server.rules import commands as c
+    from tests.auditlogs import RecordingTable
+
+    t = RecordingTable(4, cards=(("Vehicle", 2), ("Animal", 1), ("Fruit", 1), ("Tool", 3)))
+    t.choose("Vehicle")
+    t.spell_by({"Ann": "wing", "Bob": "engine", "Cy": "sky", "Dee": "wheel"})
+    t.mark("Ann", "Bob")
+    t.summon({"Ann": "airplane", "Bob": "airplanes", "Cy": "sky diver", "Dee": "jet"})
+    t.done()
+    t.choose("Animal")
+    for seat in range(4):
+        t.run(c.Presence(now=t.now, seat=seat, connected=False))
+    gone = t.now
+    for seat, connected in comings:
+        t.run(c.Presence(now=t.now, seat=seat, connected=connected))
+    since = t.decisions[-1][0] if idle_at is None else gone + idle_at
+    t.now += 1800
+    t.run(c.Abandon(now=t.now, idle_since=since))
+    assert t.g.abandoned
+    write_records(path, as_batches(t.decisions))
+    return path
+
+
+def test_an_honest_abandonment_with_presence_verifies(tmp_path):
+    a = audit(presence_game(tmp_path / "g.jsonl", [(0, True), (0, False)], None))
+    assert a.verified, a.problems
+
+
+@pytest.mark.parametrize(
+    "comings, idle_at, says",
+    [
+        # Ann came back and never went: "nobody was connected" is the log's own contradiction
+        ([(0, True)], 0.0, "no going of theirs is logged after it"),
+        # Ann came back and went, but Bob came and went in between: her going is no restart's
+        ([(0, True), (1, True), (1, False), (0, False)], 1.0, "their going is logged only at"),
+    ],
+)
+def test_an_abandonment_while_the_log_has_a_player_connected_fails(
+    tmp_path, capsys, comings, idle_at, says
+):
+    path = presence_game(tmp_path / "g.jsonl", comings, idle_at)
+    code, lines = lines_of(capsys, str(path))
+    assert code == 1
+    fails = [x for x in lines if x.startswith("  FAIL") and "game_abandoned says nobody" in x]
+    assert len(fails) == 1 and "has Ann connected then" in fails[0] and says in fails[0], lines
+    assert "presence_changed at line" in fails[0]
+
+
+async def _abandoned_on_a_real_server(start_server, tmp_path: Path, *, restart: bool) -> Path:
+    """A game played on the real server that nobody plays on: the players leave (``restart``:
+    the server stops while they are still there, and a restarted one abandons the game)."""
+    from conjure.protocol import messages as m
+    from tests.clienthelpers import wait_until
+    from tests.test_server_hardening import NO_CLOCKS
+    from tests.wsclient import open_table
+
+    server = await start_server(abandon_after=1800.0 if restart else 0.5)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], m.RoomSettings(limits=NO_CLOCKS)) as t:
+        await t[0].send(m.StartGame())
+        await t[0].wait_view(lambda v: v.round == 1)
+        game_id = t[0].view.game_id
+        if restart:
+            await server.aclose()
+    if restart:
+        server = await start_server(abandon_after=0.5)
+    await wait_until(lambda: not server.rooms, timeout=20, what="the game to be abandoned")
+    await server.aclose()
+    return tmp_path / "replays" / f"{game_id}.jsonl"
+
+
+@pytest.mark.parametrize("restart", [False, True])
+async def test_a_real_abandoned_game_with_its_presence_verifies(start_server, tmp_path, restart):
+    path = await _abandoned_on_a_real_server(start_server, tmp_path, restart=restart)
+    a = audit(path)
+    assert a.verified, a.problems
+    assert a.abandoned is not None
+    goings = [s for s in a.steps if s.record.type == "presence_changed"]
+    assert len(goings) >= 3  # each player's going is logged: the check had something to check
+    if restart:  # the restart's goings come after the time it counts nobody connected from
+        assert all(s.record.ts > a.abandoned.idle_since for s in goings)
