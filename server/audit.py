@@ -71,11 +71,13 @@ def clock(ts: float, *, date: bool = False) -> str:
 
 
 def since(ts: float, start: float) -> str:
-    """``+m:ss`` (or ``+h:mm:ss``) after ``start``."""
-    d = max(0, round(ts - start))
-    h, rest = divmod(d, 3600)
+    """``+m:ss`` (or ``+h:mm:ss``) after ``start``; ``-m:ss`` before it (the server's clock is
+    the wall clock, which can be set back: shown as logged, never as +0:00)."""
+    d = round(ts - start)
+    h, rest = divmod(abs(d), 3600)
     m, s = divmod(rest, 60)
-    return f"+{h}:{m:02d}:{s:02d}" if h else f"+{m}:{s:02d}"
+    sign = "-" if d < 0 else "+"
+    return f"{sign}{h}:{m:02d}:{s:02d}" if h else f"{sign}{m}:{s:02d}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -511,6 +511,7 @@ class _Replay:
         self.presence: dict[int, list[tuple[int, Step, int]]] = {}
         #: records the server's budgets count, by (seat, round, "actions" or "presence")
         self.counts: dict[tuple[int, int, str], int] = {}
+        self.last_ts: float | None = None  #: the time of the batch before
         self.stopped = False
 
     def problem(self, kind: str, text: str, rnd: RoundAudit | None = None) -> None:
@@ -578,6 +579,16 @@ class _Replay:
         g = self.state
         r = self.current
         rec = step.record
+        if self.last_ts is not None and rec.ts < self.last_ts:
+            # A note, not a failure: the server's clock (ServerConfig.clock) is time.time, the
+            # wall clock, which NTP or an operator can set back, during a game or across a
+            # restart; a batch dated before the one before it is what that leaves.
+            self.a.notes.append(
+                f"{step.where} is dated {self.last_ts - rec.ts:.3f} s before the batch before it: "
+                "the server's clock is the wall clock, which can be set back, so this is no proof "
+                "of tampering, but the times around it are only as good as that clock"
+            )
+        self.last_ts = rec.ts
         kind = type(e)
         if kind is ev.GameStarted:
             if g is not None:

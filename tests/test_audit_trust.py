@@ -345,3 +345,26 @@ async def test_a_real_abandoned_game_with_its_presence_verifies(start_server, tm
     assert len(goings) >= 3  # each player's going is logged: the check had something to check
     if restart:  # the restart's goings come after the time it counts nobody connected from
         assert all(s.record.ts > a.abandoned.idle_since for s in goings)
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. A clock set back
+
+
+def test_a_batch_dated_before_the_one_before_it_is_shown_so_and_noted(tmp_path, capsys):
+    batches = as_batches(sample_game().decisions)
+    k = next(
+        i for i, (_, items) in enumerate(batches) if any(t == "spell_written" for t, _ in items)
+    )
+    _, items = batches[k]
+    earlier = batches[k - 1][0] - 300.0  # the wall clock set back five minutes
+    command = dict(batches[k].command, now=earlier)  # type: ignore[attr-defined]
+    batches[k] = Decision(earlier, items, command)  # type: ignore[arg-type]
+    path = tmp_path / "g.jsonl"
+    write_records(path, batches)  # type: ignore[arg-type]
+    _, lines = lines_of(capsys, str(path))
+    word = items[0][1]["word"]
+    (spell,) = [x for x in lines if f"wrote the spell word {word!r}" in x]
+    assert spell.split()[0].startswith("-4:"), spell  # not +0:00
+    line = f"line {sum(len(b[1]) for b in batches[:k]) + 1} "
+    assert any(x.startswith(f"  note  {line}") and "before the batch before it" in x for x in lines)
