@@ -597,6 +597,10 @@ def _check_lines(a: Audit) -> list[str]:
             line(None, f"{r.label()}: unchecked: {r.detail}")
     for p in k.get("receipts", []):
         line(False, p)
+    for p in a.deal_kept:
+        line(True, p)
+    for p in k.get("deal", []):
+        line(False, p)
     for note in a.notes:
         line(None, note)
     return out
@@ -722,6 +726,7 @@ def render_json(
         "torn": a.torn,
         "finished": a.finished,
         "receipts": [r.to_json() for r in a.receipts],
+        "deal_kept": list(a.deal_kept),
         "rounds": [round_json(a, r, house) for r in rounds],
         "totals": {a.logged_name(seat): t for seat, t in a.totals.items()},
         "recorded_totals": {a.logged_name(seat): t for seat, t in last.totals.items()}

@@ -38,9 +38,10 @@ import msgspec
 
 from conjure.protocol import events as ev
 from conjure.protocol.commitment import check_reveal
+from conjure.protocol.deck import DeckError, default_deck
 from conjure.protocol.events import RULES_VERSION
 from conjure.protocol.names import BadName, enforce_name, look_alike
-from conjure.protocol.statedir import RECEIPTS_DIR, receipt_file_name
+from conjure.protocol.statedir import RECEIPTS_DIR, SECRETS_FILE, receipt_file_name
 from conjure.protocol.text import escape_unshown, is_hex64
 from conjure.protocol.wording import signed
 from conjure.protocol.words import word_fingerprint
@@ -219,6 +220,91 @@ def receipts_from_state_dir(
     return found, notes
 
 
+def _odd_deck(start: ev.GameStarted) -> str | None:
+    """Why the deal's deck may not be the one the settings name, or None.
+
+    A note, not a failure: the default deck is this program's, and a server of another version
+    may have had another. But a server could shuffle a deck of its choosing (five cards, say)
+    and the deal would check: the deck is the server's word unless it is the one named.
+    """
+    if start.deal is None or start.deck not in ("default", "default+custom"):
+        return None
+    try:
+        ours = default_deck()
+    except (OSError, DeckError):
+        return None
+    deck = tuple(start.deal.deck)
+    if deck == ours or (start.deck == "default+custom" and deck[: len(ours)] == ours):
+        return None
+    return (
+        f"the deal's deck ({len(deck)} cards) is not this program's default deck "
+        f"({len(ours)} cards), though the settings name it: a server of another version, or a "
+        "deck of the server's choosing; the cards are that deck's seeded deal"
+    )
+
+
+#: How long before a game's first record a deal its players' clients kept still counts as this
+#: game's (client and server clocks may differ a little; the deal closes within seconds).
+DEAL_WINDOW = 600.0
+
+
+def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
+    """What a player's client kept of this game's deal (``client/statefile.py``, ``deals``):
+    the commitment it was shown and the share it sent, against the logged deal.
+
+    Why: the log alone is the server's word for both; a server that showed one commitment and
+    logged another (it dealt again), or left a share out, could choose the cards.
+    """
+    start = a.start
+    if start is None or start.deal is None:
+        return
+    doc, unread = reads.doc(state_dir / SECRETS_FILE)
+    if unread is not None:
+        if (state_dir / SECRETS_FILE).exists():
+            a.notes.append(unread)
+        return
+    deals = doc.get("deals") if isinstance(doc, dict) else None
+    if not isinstance(deals, dict):
+        return
+    d = start.deal
+    began = a.records[0].ts
+    ours: list[dict[str, Any]] = []
+    for kept in deals.values():
+        if not isinstance(kept, dict) or kept.get("room") != start.room:
+            continue
+        at = kept.get("saved_at")
+        if not isinstance(at, (int, float)) or not began - DEAL_WINDOW <= at <= began + 60:
+            continue
+        ours.append(kept)
+    if not ours:
+        return
+    where = f"the deal kept in {state_dir}"
+    shown = [k for k in ours if k.get("commitment") == d.commitment]
+    for kept in ours:
+        if kept.get("commitment") != d.commitment:
+            a.fail(
+                "deal",
+                f"{where}: this player's client was shown the commitment "
+                f"{one_line(str(kept.get('commitment')))[:16]}… for room {one_line(start.room)} "
+                "as this game was dealt, not the logged one: the server opened a deal it did "
+                "not use (it dealt again), or the file is not this game's",
+            )
+    for kept in shown:
+        share = kept.get("share")
+        if share in d.contributions.values():
+            a.deal_kept.append(
+                f"{where}: the commitment this player's client was shown is the logged one, "
+                "and the share it sent is in the deal"
+            )
+        else:
+            a.fail(
+                "deal",
+                f"{where}: the share this player's client sent ({one_line(str(share))[:16]}…) "
+                "is not in the logged deal: the server left it out, or it came after the "
+                "deal closed",
+            )
+
+
 # ---------------------------------------------------------------------------------------------
 # What an audit finds
 
@@ -292,7 +378,7 @@ class Audit:
     rounds: list[RoundAudit] = field(default_factory=list)
     receipts: list[Receipt] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    #: the same problems by check: chain, receipts, names, rules, replay, reveals, scores,
+    #: the same problems by check: chain, receipts, deal, names, rules, replay, reveals, scores,
     #: totals, end
     kinds: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -303,6 +389,8 @@ class Audit:
     abandoned: ev.GameAbandoned | None = None
     #: batches whose recorded command the rules decided again into exactly the logged events
     redecided: int = 0
+    #: what players' clients kept of the deal and agrees with the log (``check_kept_deals``)
+    deal_kept: list[str] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
@@ -993,6 +1081,8 @@ def _replay(audit: Audit) -> None:
                 "the cards were not dealt from a seeded shuffle (no deal recorded): nothing in "
                 "the log proves the deal was fair"
             )
+        elif (odd := _odd_deck(start)) is not None:
+            audit.notes.append(odd)
     else:
         _not_version_1(audit, records)
         _Replay(audit).run(records[:end])
@@ -1146,6 +1236,7 @@ def audit(
             got, notes = receipts_from_state_dir(d, game_id, reads)
             a.receipts.extend(got)
             a.notes.extend(notes)
+            check_kept_deals(a, d, reads or ReceiptReads())
     _check_receipts(a)
     damaged = a.corrupt is not None or a.torn is not None
     if a.start is not None and not a.finished and a.replay_stopped is None and not damaged:

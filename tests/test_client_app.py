@@ -342,6 +342,10 @@ async def test_a_player_the_host_removes_from_the_lobby_sees_the_way_on_not_the_
 async def test_the_client_keeps_each_deals_commitment_and_its_own_share_as_logged(server, tmp_path):
     """The deal is fair only if a player can check the server logged the commitment it showed
     and the share the client sent: the client kept neither (an audit review)."""
+    import json
+
+    from conjure.protocol.statedir import SECRETS_FILE
+    from conjure.server.audit_verify import audit
     from conjure.server.logformat import read_log
 
     async with HeadlessClient(opts(server, tmp_path, create=True, ask_settings=False)) as ann:
@@ -358,3 +362,19 @@ async def test_the_client_keeps_each_deals_commitment_and_its_own_share_as_logge
             assert [(d["room"], d["commitment"]) for d in kept] == [(s.room, deal["commitment"])]
             assert kept[0]["server"] == server.url
             assert deal["contributions"][str(s.view.you)] == kept[0]["share"]
+            # conjure replay reads what the client kept: it agrees, then a lie of each kind fails
+            state = s.store.path
+            found = audit(log, state_dirs=[state])
+            assert not found.kinds.get("deal") and len(found.deal_kept) == 1, found.problems
+            secrets = state / SECRETS_FILE
+            kept_doc = json.loads(secrets.read_text())
+            for field, lie in (("share", "ab" * 32), ("commitment", "cd" * 32)):
+                doc = json.loads(json.dumps(kept_doc))
+                (entry,) = doc["deals"].values()
+                entry[field] = lie
+                secrets.write_text(json.dumps(doc))
+                found = audit(log, state_dirs=[state])
+                (problem,) = found.kinds["deal"]
+                assert (
+                    "is not in the logged deal" if field == "share" else "dealt again"
+                ) in problem

@@ -158,3 +158,44 @@ async def test_the_server_refuses_to_resume_a_game_whose_cards_are_not_the_seede
     (line,) = [x for x in said if x.startswith(f"refused {log}:")]
     assert "line 1" in line and "not the seeded deal" in line
     assert log.read_bytes() == before
+
+
+def small_deck_dealt(path) -> bytes:
+    """The log at ``path`` as a server that shuffled a deck of its choosing would write it: five
+    cards of the deck, dealt again with the same seed, every record chained again."""
+    records = read_log(path).records
+    first = records[0]
+    deal = first.data["deal"]
+    small = deal["deck"][:5]
+    n = len(first.data["players"])
+    record = msgspec.convert({**deal, "deck": small}, DealRecord, strict=False)
+    cards = seeded_deal(record.deck, n, combined_seed(record.server_seed, record.contributions, n))
+    chosen = msgspec.to_builtins(list(cards))
+    forged, prev = [], GENESIS
+    for r in records:
+        data, cmd = r.data, r.cmd
+        if r.seq == 0:
+            data = {**data, "cards": chosen, "deal": {**deal, "deck": small}}
+            setup = {**cmd["setup"], "cards": chosen, "deal": {**deal, "deck": small}}
+            cmd = {**cmd, "setup": setup}
+        rec = build_record(prev, r.seq, r.ts, r.type, data, batch=r.batch, cmd=cmd)
+        forged.append(rec)
+        prev = rec.hash
+    return b"".join(encode_record(r) for r in forged)
+
+
+async def test_a_deal_from_a_deck_the_settings_do_not_name_is_said(server, tmp_path, capsys):
+    """An audit review: a five-card deck of the server's choosing dealt exactly the cards on
+    the table and the report said 'ok the deal' with nothing more."""
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], RoomSettings()) as table:
+        view = await start_game(table)
+    honest = server.replays / f"{view.game_id}.jsonl"
+    assert main(["replay", str(honest), "--no-state-dir", "--json"]) == 0
+    assert not [n for n in json.loads(capsys.readouterr().out)["notes"] if "deck" in n]
+    path = tmp_path / "forged.jsonl"
+    path.write_bytes(small_deck_dealt(honest))
+    main(["replay", str(path), "--no-state-dir", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["problems"] == []  # the deal itself checks: the deck is what is odd
+    (note,) = [n for n in doc["notes"] if "deck" in n]
+    assert note.startswith("the deal's deck (5 cards) is not this program's default deck")
