@@ -310,11 +310,22 @@ class Inputs(Prompts):
         assert v is not None  # the caller's check: keys are read with a view
         if self.sub == ("kick",):
             seat = self._board_number(key)
-            self.sub = ()
             if seat == self.seat:
+                self.sub = ()
                 raise Refused("You cannot remove yourself.")
-            self._need_connection()
-            self.send(KickPlayer(seat=seat))
+            self.sub = ("kick", seat)  # asked first: one wrong digit removed a friend
+            return
+        if self.sub and self.sub[0] == "kick":
+            if key.lower() == "y":
+                seat = self.sub[1]
+                self.sub = ()
+                self._need_connection()
+                self.send(KickPlayer(seat=seat))
+            elif key.lower() == "n":
+                self.sub = ()
+                self.say("info", "Nobody removed.")
+            else:
+                raise Refused("Press y to remove them, or n (or Esc) to keep them.")
             return
         if key == "s":
             self._need_connection()
@@ -450,14 +461,20 @@ class Inputs(Prompts):
             self._challenge(sub[1], rule)
         elif sub == ("same",):
             self.sub = ("same", self._summon_board(key))
+        elif sub[0] == "same" and len(sub) == 3:  # "your vote alone decides": y/n
+            if key.lower() == "y":
+                self._propose_same(sub[1], sub[2])
+            elif key.lower() == "n":
+                self.sub = ()
+                self.say("info", "No proposal made.")
         elif sub[0] == "same":
             other = self._summon_board(key)
             if other == sub[1]:
                 raise Refused("Pick another player's board.")
-            self._need_connection()
-            self.sub = ()
-            self.send(ProposeSame(a=sub[1], b=other))
-            self.say("info", "You proposed that the two words name the same thing.")
+            if self.same_alone(sub[1], other):
+                self.sub = ("same", sub[1], other)  # ask first: nobody else votes on it
+                return
+            self._propose_same(sub[1], other)
         elif sub == ("vote",):
             try:
                 pid = int(key) - 1
@@ -474,6 +491,12 @@ class Inputs(Prompts):
             self.sub = ("vote", pid)
         elif sub[0] == "vote" and len(sub) == 2 and key.lower() in ("y", "n"):
             self.sub = ("vote", sub[1], key.lower() == "y")
+
+    def _propose_same(self, a: int, b: int) -> None:
+        self._need_connection()
+        self.sub = ()
+        self.send(ProposeSame(a=a, b=b))
+        self.say("info", "You proposed that the two words name the same thing.")
 
     def _summon_board(self, text: str) -> int:
         seat = self._board_number(text)

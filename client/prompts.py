@@ -185,6 +185,10 @@ class Prompts(TableState):
             if self.is_host():
                 if self.sub == ("kick",):
                     return "Remove which player (board number, Esc cancels)? "
+                if self.sub and self.sub[0] == "kick":
+                    who = self.player(self.sub[1])
+                    name = shorten(who.name if who else "?", QUOTED)
+                    return f"Remove {name} (board {self.sub[1] + 1}) from the room? y/n: "
                 return "Lobby: s=start e=settings k=remove a player: "
             return f"Waiting for {shorten(self.pname(v.host), QUOTED)} to start the game{WAITING}"
         if v.phase == "over":
@@ -236,6 +240,22 @@ class Prompts(TableState):
         ]
         return [p.name for p in writers] if not voters else []
 
+    def same_alone(self, a: int, b: int) -> bool:
+        """Nobody but you would vote on "the words of boards ``a`` and ``b`` name the same
+        thing" (V1: the writers of either word do not vote), so one key would carry it: seen,
+        a newcomer's 's 2 3' gave two other players 6 points each at once."""
+        v = self.view
+        pa, pb = self.player(a), self.player(b)
+        if v is None or pa is None or pb is None or pa.summon is None or pb.summon is None:
+            return False
+        words = (pa.summon, pb.summon)
+        return not [
+            p
+            for p in v.players
+            if not (p.kicked or p.skipped or p.you)
+            and not (p.summon is not None and any(same_word(p.summon, w) for w in words))
+        ]
+
     def _review_prompt(self) -> str:
         sub = self.sub
         if sub == ("challenge",):
@@ -253,6 +273,10 @@ class Prompts(TableState):
             return f"Rule for {quoted(word)}: 1-4 from the list (Esc cancels)? "
         if sub == ("same",):
             return "Same thing: first board number (Esc cancels)? "
+        if sub and sub[0] == "same" and len(sub) == 3:
+            a, b = self.player(sub[1]), self.player(sub[2])
+            words = f"{quoted(a.summon if a else None)} = {quoted(b.summon if b else None)}"
+            return f"Only you vote, so {words} carries. Propose? y/n: "
         if sub and sub[0] == "same":
             first = self.player(sub[1])
             return f"Same thing as {quoted(first.summon if first else None)}: which other board? "

@@ -908,3 +908,70 @@ def test_an_unknown_command_is_said_and_leaves_the_line_empty(tmp_path):
     assert s.submit("/foo") is True  # used: the line is cleared
     assert s.status == ("warn", "Unknown command /foo; /help lists them.")
     assert h.sent == []
+
+
+def test_a_same_thing_proposal_only_you_would_vote_on_asks_first(tmp_path):
+    """Seen at 80x24: 's 2 3' carried at once, 6 points each to two other players, when the
+    other two seats had written the words in question (V1: only the proposer votes)."""
+    h = Harness(tmp_path)
+    s = h.session
+    published = players(
+        0,
+        Ann={"summon": "plum", "valid": True},
+        Bob={"summon": "ballet shoe", "valid": True},
+        Cat={"summon": "running shoe", "valid": True},
+        Dan={"summon": "ballet shoe", "valid": True},
+    )
+    h.show(view("review", players=published))
+    for key in ("s", "2", "3"):
+        s.key(key)
+    assert h.sent == []  # not yet
+    question = s.prompt()
+    assert question == ("Only you vote, so 'ballet shoe' = 'running shoe' carries. Propose? y/n: ")
+    assert cells(question) <= 80
+    s.key("n")
+    assert h.sent == [] and s.sub == ()
+    for key in ("s", "2", "3", "y"):
+        s.key(key)
+    assert [type(x).__name__ for x in h.sent] == ["ProposeSame"]
+    # With someone else to vote on it, the proposal goes at once.
+    h.show(
+        view(
+            "review",
+            players=players(
+                0,
+                **{
+                    **{
+                        n: {"summon": w, "valid": True}
+                        for n, w in (
+                            ("Ann", "plum"),
+                            ("Bob", "ballet shoe"),
+                            ("Cat", "running shoe"),
+                            ("Dan", "fig"),
+                        )
+                    }
+                },
+            ),
+        )
+    )
+    h.sent.clear()
+    for key in ("s", "2", "3"):
+        s.key(key)
+    assert [type(x).__name__ for x in h.sent] == ["ProposeSame"]
+
+
+def test_removing_a_player_from_the_lobby_asks_first(tmp_path):
+    """Seen at 80x24: k and one wrong digit removed a friend at once."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("lobby", round=0))
+    s.key("k")
+    s.key("2")
+    assert h.sent == [] and s.prompt() == "Remove Bob (board 2) from the room? y/n: "
+    s.key("x")
+    assert h.sent == [] and s.status[1].startswith("Press y to remove them")
+    s.key("n")
+    assert h.sent == [] and s.sub == ()
+    for key in ("k", "2", "y"):
+        s.key(key)
+    assert [type(x).__name__ for x in h.sent] == ["KickPlayer"] and h.sent[0].seat == 1
