@@ -54,6 +54,7 @@ CARD_KEYS = {"f1": "help", "f2": "howto", "f3": "results", "f4": "panel"}
 #: After a key that acts at once is refused, keys that follow less than this many seconds
 #: apart do nothing: they are the rest of a mistyped sequence, not moves.
 KEYS_PAUSE = 1.0
+KEYS_IGNORED = "(The keys right after it did nothing: type again.)"
 
 
 class Inputs(Prompts):
@@ -81,6 +82,9 @@ class Inputs(Prompts):
             # Still the burst that followed a refused key: the rest of a mistyped sequence
             # ("v 9 y good", no proposal 9) must not act key by key ("d": done, "s": same ...).
             self._keys_ignored_until = self.clock() + KEYS_PAUSE
+            # Said, once: a newcomer's next keys did nothing and said nothing, as if unread.
+            if self.status is not None and not self.status[1].endswith(KEYS_IGNORED):
+                self.say(self.status[0], f"{self.status[1]} {KEYS_IGNORED}")
             return
         try:
             self._any_key(key, page)

@@ -290,6 +290,9 @@ def test_the_rest_of_a_mistyped_key_sequence_does_nothing(tmp_path):
         s.key(k)
         now[0] += 0.15
     assert h.sent == [] and s.sub == () and "no open proposal" in s.status[1]
+    # ... and says so, once (a newcomer's next keys did nothing and said nothing)
+    assert s.status[1].endswith("(The keys right after it did nothing: type again.)")
+    assert s.status[1].count("did nothing") == 1
     now[0] += 1.5
     s.key("c")  # another question: the refusal of the vote is not about it
     assert s.status is None and s.prompt().startswith("Challenge whose word")
