@@ -450,7 +450,9 @@ def standing_rows(session: Session, width: int = 80, compact: bool = False) -> l
     title = "Final standings (the game was abandoned)" if v.abandoned else "Final standings"
     out = [Row([("class:title", title)])]
     ranked = sorted(v.players, key=lambda p: (-p.score, p.seat))
-    name_w = max([cells(p.name) + (6 if p.you else 0) for p in ranked] + [6]) + 6
+    name_w = (
+        max([cells(p.name) + (6 if p.you else 10 if p.kicked else 0) for p in ranked] + [6]) + 6
+    )
     place = 0
     last = None
     places = []
@@ -459,7 +461,7 @@ def standing_rows(session: Session, width: int = 80, compact: bool = False) -> l
             place, last = i, p.score
         win = p.seat in v.winners
         mark = "  ★ winner" if win else ""
-        you = " (you)" if p.you else ""
+        you = " (you)" if p.you else (" (removed)" if p.kicked else "")  # as the audit says
         style = f"class:player.{p.colour}" + (" class:winner" if win else "")
         places.append(f"{place}. {p.name}{you} {p.score}{' ★' if win else ''}")
         text = f"  {place}. {p.name}{you}"

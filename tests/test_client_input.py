@@ -978,3 +978,14 @@ def test_removing_a_player_from_the_lobby_asks_first(tmp_path):
     for key in ("k", "2", "y"):
         s.key(key)
     assert [type(x).__name__ for x in h.sent] == ["KickPlayer"] and h.sent[0].seat == 1
+
+
+def test_a_removed_player_is_named_so_in_the_final_standings(tmp_path):
+    """Cal, removed in round 1, placed last as if he had played on ('replay' says removed)."""
+    h = Harness(tmp_path)
+    over = view("over", players=players(0, Cat={"kicked": True}), winners=[0])
+    h.show(over)
+    lines = [screen.plain(r.line) for r in screen.standing_rows(h.session, 80)]
+    assert any("Cat (removed)" in line for line in lines), lines
+    compact = [screen.plain(r.line) for r in screen.standing_rows(h.session, 80, compact=True)]
+    assert any("Cat (removed)" in line for line in compact), compact
