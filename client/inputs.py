@@ -225,6 +225,8 @@ class Inputs(Prompts):
         if key in PAGE_KEYS:
             self.scroll(-page if key == "pageup" else page)
             return
+        if key == "?":  # where keys act, the key people try for help (F1 is said on screen)
+            key = "f1"
         if key in CARD_KEYS:
             self._toggle_card(CARD_KEYS[key])
             return
@@ -644,7 +646,15 @@ class Inputs(Prompts):
         try:
             n = int(text)
         except ValueError:
-            raise Refused(f"Type the number of a category, 1-{len(open_cards)}.") from None
+            # Its name works too: a newcomer typed "footwear" and was told to type a number.
+            named = [
+                i
+                for i, c in enumerate(open_cards, 1)
+                if c.text.casefold() == text.strip().casefold()
+            ]
+            if not named:
+                raise Refused(f"Type the number of a category, 1-{len(open_cards)}.") from None
+            n = named[0]
         if not 1 <= n <= len(open_cards):
             raise Refused(f"Type the number of a category, 1-{len(open_cards)}.")
         card = open_cards[n - 1]

@@ -989,3 +989,17 @@ def test_a_removed_player_is_named_so_in_the_final_standings(tmp_path):
     assert any("Cat (removed)" in line for line in lines), lines
     compact = [screen.plain(r.line) for r in screen.standing_rows(h.session, 80, compact=True)]
     assert any("Cat (removed)" in line for line in compact), compact
+
+
+def test_question_mark_opens_the_help_where_keys_act_and_a_category_may_be_named(tmp_path):
+    """A newcomer tried '?' for help in the lobby (it "did nothing"), and typed "footwear" to
+    choose the Footwear card (refused: type a number)."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("lobby", round=0))
+    s.key("?")
+    assert s.overlay is not None and s.overlay.kind == "help"
+    s.key("?")
+    assert s.overlay is None
+    h.show(view("choose"))
+    assert s.submit("  animal ") and h.sent[-1] == ChooseCard(card=1)
