@@ -277,7 +277,10 @@ class Arena:
             case m.DealSeed():  # the arena's games are dealt already
                 return "not_dealing"
         room = rooms[s.room]
-        command = to_command(msg, s.seat, time.time())  # type: ignore[arg-type]
+        try:  # the door's own check first (a reveal's word published as it is: trimmed)
+            command = to_command(msg, s.seat, time.time())  # type: ignore[arg-type]
+        except Refusal as refused:
+            return refused.code
         assert command is not None, msg
         verdict = decide(room.game, command)
         return verdict.code if isinstance(verdict, Refusal) else None
