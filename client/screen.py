@@ -328,7 +328,17 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
         summon, sstyle = _summon_cell(session, p)
         cols.append((p, label, _presence(p, v), spell, summon, sstyle, " ".join(tags)))
     score_w = max([len("points")] + [len(str(p.score)) for p in v.players]) + 1
-    name_w = max([cells("player")] + [cells(c[1]) for c in cols]) + 1
+    # Room for the widest tags anyone may carry in this phase, kept whoever carries them: the
+    # word columns moved as the conjurer's ✦ went from a short name to a long one (seen at 80x24).
+    tag_w = cells(" ✦ ♛") if v.phase not in ("lobby", "over") else cells(" ♛")
+    name_w = (
+        max(
+            [cells("player")]
+            + [cells(c[1]) for c in cols]
+            + [cells(p.name) + tag_w for p in v.players]
+        )
+        + 1
+    )
     # Room for "done", "away" or "left" kept from the start: seen at 80x24, the word columns
     # jumped sideways as the first player said they were done.
     pres_w = max([0 if v.phase == "lobby" else PRESENCE_W] + [cells(c[2]) + 1 for c in cols])

@@ -1003,3 +1003,14 @@ def test_question_mark_opens_the_help_where_keys_act_and_a_category_may_be_named
     assert s.overlay is None
     h.show(view("choose"))
     assert s.submit("  animal ") and h.sent[-1] == ChooseCard(card=1)
+
+
+def test_the_word_columns_stay_put_as_the_conjurer_changes(tmp_path):
+    """Seen at 80x24: the spell word column moved with the widest name-and-tags, so it jumped
+    when the ✦ passed from a short name to a long one."""
+    h = Harness(tmp_path)
+    heads = []
+    for conjurer in range(4):
+        h.show(view("spell", turn=1, conjurer=conjurer))
+        heads.append(screen.plain(screen.board_rows(h.session, 80)[0].line))
+    assert len(set(heads)) == 1, heads
