@@ -54,6 +54,9 @@ CARD_KEYS = {"f1": "help", "f2": "howto", "f3": "results", "f4": "panel"}
 #: After a key that acts at once is refused, keys that follow less than this many seconds
 #: apart do nothing: they are the rest of a mistyped sequence, not moves.
 KEYS_PAUSE = 1.0
+#: What the host of a game on someone else's server is asked on Ctrl-Q (the server's host_grace
+#: passes the host on to a player who is there).
+HOST_QUITS = "You host this game: the others play on and the host passes on. Quit? y/n: "
 KEYS_IGNORED = "(The keys right after it did nothing: type again.)"
 
 
@@ -187,12 +190,20 @@ class Inputs(Prompts):
 
         The host of ``make play`` runs the server itself (``$CONJURE_LOCAL_SERVER``): quitting
         stops it, so while other people are seated it asks first and says what happens to them.
-        A second Ctrl-Q is a yes.
+        The host of a game on another server is asked too (``HOST_QUITS``). A second Ctrl-Q is a
+        yes.
         """
         if self.quit_question is not None:
             return True
         others = self.other_humans()
-        if not os.environ.get(ENV_LOCAL_SERVER) or not others:
+        if not others:
+            return True
+        if not os.environ.get(ENV_LOCAL_SERVER):
+            v = self.view
+            if v is not None and v.phase != "lobby" and self.is_host() and not self.ended:
+                # A served game's host quit at once (only make play asked): the others play on.
+                self.quit_question = HOST_QUITS
+                return False
             return True
         tail = "still playing: quitting stops the server and their game. Quit? y/n: "
         n = len(others)

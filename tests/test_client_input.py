@@ -12,6 +12,7 @@ from screencheck import problems
 from test_client_session import Harness, players, spells, view
 
 from conjure.client import screen
+from conjure.client.inputs import HOST_QUITS
 from conjure.client.session import Session
 from conjure.client.statefile import StateDir
 from conjure.client.textfit import cells, shorten, wrap, wrap_items
@@ -629,9 +630,17 @@ def test_quitting_is_not_questioned_when_only_computer_players_remain(tmp_path, 
     h = Harness(tmp_path)
     h.show(view("spell"))
     assert h.session.request_quit() is True
-    monkeypatch.delenv("CONJURE_LOCAL_SERVER")  # not make play's own server: nothing to ask
+    monkeypatch.delenv("CONJURE_LOCAL_SERVER")  # not make play's own server: nothing stops
     monkeypatch.setenv("CONJURE_LOCAL_BOTS", "")
-    assert h.session.request_quit() is True
+    assert h.session.request_quit() is False  # but the host of a game in play is asked
+    assert h.session.prompt() == HOST_QUITS and cells(HOST_QUITS) <= 78
+    assert h.session.request_quit() is True  # a second Ctrl-Q is a yes
+    guest = Harness(tmp_path / "guest")
+    guest.show(view("spell", you=1))
+    assert guest.session.request_quit() is True  # a player who is not the host: no question
+    h.show(view("lobby", round=0))
+    h.session.quit_question = None
+    assert h.session.request_quit() is True  # nor in the lobby
 
 
 def test_a_challenge_only_you_would_vote_on_asks_first(tmp_path):

@@ -301,7 +301,9 @@ async def test_text_for_a_closed_summon_never_becomes_a_command(server_url, tmp_
             screen = await term.wait("There is no open proposal to vote on.")
             assert "Challenge whose word" not in screen and "Proposals" not in screen
             assert "Review: c=challenge" in screen
-        term.keys("C-q")
+            term.keys("C-q")  # the host of a game in play is asked first; y quits
+            await term.wait("You host this game: the others play on")
+            term.keys("y")
         assert await term.exited() == 0
     finally:
         term.kill()
