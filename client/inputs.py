@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Callable
 
 from conjure.client.prompts import Prompts, quoted
 from conjure.client.setupform import SetupForm
@@ -462,11 +463,7 @@ class Inputs(Prompts):
             seat = self._summon_board(key)
             self.sub = ("challenge", seat)
         elif sub[0] == "challenge" and len(sub) == 3:  # "your vote alone decides": y/n
-            if key.lower() == "y":
-                self._challenge(sub[1], sub[2])
-            elif key.lower() == "n":
-                self.sub = ()
-                self.say("info", "No challenge made.")
+            self._alone_answer(key, lambda: self._challenge(sub[1], sub[2]), "No challenge made.")
         elif sub[0] == "challenge":
             try:
                 rule = RULES[int(key) - 1]
@@ -479,11 +476,7 @@ class Inputs(Prompts):
         elif sub == ("same",):
             self.sub = ("same", self._summon_board(key))
         elif sub[0] == "same" and len(sub) == 3:  # "your vote alone decides": y/n
-            if key.lower() == "y":
-                self._propose_same(sub[1], sub[2])
-            elif key.lower() == "n":
-                self.sub = ()
-                self.say("info", "No proposal made.")
+            self._alone_answer(key, lambda: self._propose_same(sub[1], sub[2]), "No proposal made.")
         elif sub[0] == "same":
             other = self._summon_board(key)
             if other == sub[1]:
@@ -508,6 +501,14 @@ class Inputs(Prompts):
             self.sub = ("vote", pid)
         elif sub[0] == "vote" and len(sub) == 2 and key.lower() in ("y", "n"):
             self.sub = ("vote", sub[1], key.lower() == "y")
+
+    def _alone_answer(self, key: str, act: Callable[[], None], declined: str) -> None:
+        """The answer to "only you vote on it: make it?": y makes it, n says ``declined``."""
+        if key.lower() == "y":
+            act()
+        elif key.lower() == "n":
+            self.sub = ()
+            self.say("info", declined)
 
     def _propose_same(self, a: int, b: int) -> None:
         self._need_connection()

@@ -96,16 +96,22 @@ async def test_acting_for_others_is_refused(server):
         assert not any(isinstance(x, m.Error) for x in dee.received)
 
 
+async def to_the_summon(table) -> None:
+    """Start, choose, write the spell words and mark two boards: the summon opens."""
+    ann = table[0]
+    await start_game(table)
+    await ann.choose(0)
+    for c, w in zip(table, ["lava", "mountain", "smoke", "island"], strict=True):
+        await c.wait_view(lambda v, c=c: v.turn == c.seat and v.phase == "spell")
+        await c.spell(w)
+    await ann.wait_view(lambda v: v.phase == "mark")
+    await ann.mark([1, 2])
+
+
 async def test_commitments_cannot_be_copied_and_reveals_must_match(server):
     async with open_table(server.url, NAMES, deck()) as table:
         ann, bob, cy, dee = table
-        await start_game(table)
-        await ann.choose(0)
-        for c, w in zip(table, ["lava", "mountain", "smoke", "island"], strict=True):
-            await c.wait_view(lambda v, c=c: v.turn == c.seat and v.phase == "spell")
-            await c.spell(w)
-        await ann.wait_view(lambda v: v.phase == "mark")
-        await ann.mark([1, 2])
+        await to_the_summon(table)
         await ann.wait_view(lambda v: v.phase == "commit")
         await bob.wait_view(lambda v: v.phase == "commit")
         # A reveal before the summon closes is refused.
@@ -302,13 +308,7 @@ async def test_a_summoning_word_with_spaces_around_it_is_not_revealed(server):
     a line of 340 columns on everyone's board (the 40-character rule counts the word trimmed)."""
     async with open_table(server.url, NAMES, deck()) as table:
         ann, bob, _, _ = table
-        await start_game(table)
-        await ann.choose(0)
-        for c, w in zip(table, ["lava", "mountain", "smoke", "island"], strict=True):
-            await c.wait_view(lambda v, c=c: v.turn == c.seat and v.phase == "spell")
-            await c.spell(w)
-        await ann.wait_view(lambda v: v.phase == "mark")
-        await ann.mark([1, 2])
+        await to_the_summon(table)
         padded = "\u3000" * 150 + "rocket" + " " * 40
         for c in table:
             await c.wait_view(lambda v: v.phase == "commit")
