@@ -70,6 +70,19 @@ class RecordingTable(Table):
         return out
 
 
+def round_one_then_animal() -> RecordingTable:
+    """Round 1 of the sample game played through, and round 2's Animal chosen (the start of
+    the abandoned games of tests/test_abandon.py and tests/test_audit_trust.py)."""
+    t = RecordingTable(4, cards=SAMPLE_CARDS)
+    t.choose("Vehicle")
+    t.spell_by({"Ann": "wing", "Bob": "engine", "Cy": "sky", "Dee": "wheel"})
+    t.mark("Ann", "Bob")
+    t.summon({"Ann": "airplane", "Bob": "airplanes", "Cy": "sky diver", "Dee": "jet"})
+    t.done()
+    t.choose("Animal")
+    return t
+
+
 def sample_game(round1_spell: str = "wing") -> RecordingTable:
     """The scripted four-player game (``round1_spell`` changes history for the receipt tests)."""
     t = RecordingTable(4, cards=SAMPLE_CARDS)

@@ -29,7 +29,14 @@ from conjure.server.rules import commands as c
 from conjure.server.rules import decide, fold
 from conjure.server.views import Table as ViewTable
 from conjure.server.views import build_view
-from tests.auditlogs import START, RecordingTable, as_batches, write_log, write_records
+from tests.auditlogs import (
+    START,
+    RecordingTable,
+    as_batches,
+    round_one_then_animal,
+    write_log,
+    write_records,
+)
 from tests.rulestable import Table
 from tests.test_client_session import Harness, players, view
 
@@ -191,13 +198,7 @@ def test_A7_the_terminal_client_shows_an_abandoned_end(tmp_path):
 
 def abandoned_log() -> RecordingTable:
     """Round 1 of tests/auditlogs.py's sample game, round 2 up to the summon, then nobody."""
-    t = RecordingTable(4, cards=(("Vehicle", 2), ("Animal", 1), ("Fruit", 1), ("Tool", 3)))
-    t.choose("Vehicle")
-    t.spell_by({"Ann": "wing", "Bob": "engine", "Cy": "sky", "Dee": "wheel"})
-    t.mark("Ann", "Bob")
-    t.summon({"Ann": "airplane", "Bob": "airplanes", "Cy": "sky diver", "Dee": "jet"})
-    t.done()
-    t.choose("Animal")
+    t = round_one_then_animal()
     t.spell_by({"Bob": "mane", "Cy": "savanna", "Dee": "roar", "Ann": "stripes"})
     t.mark("Bob", "Ann")
     t.commit("Ann", "lion")

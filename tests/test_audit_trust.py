@@ -266,15 +266,9 @@ def presence_game(path: Path, comings: list[tuple[int, bool]], idle_at: float | 
     then ``comings`` (seat, connected) one by one; abandoned half an hour on with ``idle_since``
     ``idle_at`` seconds after everyone went (None: when the last of ``comings`` was logged)."""
     from conjure.server.rules import commands as c
-    from tests.auditlogs import RecordingTable
+    from tests.auditlogs import round_one_then_animal
 
-    t = RecordingTable(4, cards=(("Vehicle", 2), ("Animal", 1), ("Fruit", 1), ("Tool", 3)))
-    t.choose("Vehicle")
-    t.spell_by({"Ann": "wing", "Bob": "engine", "Cy": "sky", "Dee": "wheel"})
-    t.mark("Ann", "Bob")
-    t.summon({"Ann": "airplane", "Bob": "airplanes", "Cy": "sky diver", "Dee": "jet"})
-    t.done()
-    t.choose("Animal")
+    t = round_one_then_animal()
     for seat in range(4):
         t.run(c.Presence(now=t.now, seat=seat, connected=False))
     gone = t.now
