@@ -55,6 +55,11 @@ CARD_KEYS = {"f1": "help", "f2": "howto", "f3": "results", "f4": "panel"}
 #: After a key that acts at once is refused, keys that follow less than this many seconds
 #: apart do nothing: they are the rest of a mistyped sequence, not moves.
 KEYS_PAUSE = 1.0
+#: A proposal everyone at the table would be barred from voting on is not sent (V1).
+NOBODY_VOTES = (
+    "Nobody may vote on that: every player wrote one of the words in question, so it would "
+    "be rejected (V1)."
+)
 #: What the host of a game on someone else's server is asked on Ctrl-Q (the server's host_grace
 #: passes the host on to a player who is there).
 HOST_QUITS = "You host this game: the others play on and the host passes on. Quit? y/n: "
@@ -469,6 +474,9 @@ class Inputs(Prompts):
                 rule = RULES[int(key) - 1]
             except (ValueError, IndexError):
                 raise Refused(f"Pick a rule by its number, 1-{len(RULES)}.") from None
+            if self.lone_vote(sub[1]) == "nobody":
+                self.sub = ()
+                raise Refused(NOBODY_VOTES)
             if self.challenge_alone(sub[1]):
                 self.sub = ("challenge", sub[1], rule)  # ask first: nobody else votes on it
                 return
@@ -481,7 +489,11 @@ class Inputs(Prompts):
             other = self._summon_board(key)
             if other == sub[1]:
                 raise Refused("Pick another player's board.")
-            if self.same_alone(sub[1], other):
+            lone = self.lone_vote(sub[1], other)
+            if lone == "nobody":
+                self.sub = ()
+                raise Refused(NOBODY_VOTES)
+            if lone == "you":
                 self.sub = ("same", sub[1], other)  # ask first: nobody else votes on it
                 return
             self._propose_same(sub[1], other)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from conjure.client.tablestate import TableState, _cap
 from conjure.client.textfit import cells, shorten
+from conjure.protocol.messages import PlayerView
 from conjure.protocol.wording import names_list
 from conjure.protocol.words import same_word
 
@@ -225,35 +226,46 @@ class Prompts(TableState):
             return self._review_prompt()
         return _cap(self.waiting_text()) + WAITING
 
-    def challenge_alone(self, seat: int) -> list[str]:
-        """The writers of the challenged word when nobody but you would vote on it (V1: whoever
-        wrote the word in question does not vote), so one key would make them all invalid."""
+    def voters_on(self, words: list[str]) -> list[PlayerView] | None:
+        """Who would vote on a proposal about ``words`` (V1: whoever wrote one of them does
+        not), you included; None when a word is missing."""
         v = self.view
-        target = self.player(seat)
-        if v is None or target is None or target.summon is None:
-            return []
-        writers = [
-            p for p in v.players if p.summon is not None and same_word(p.summon, target.summon)
-        ]
-        voters = [
-            p for p in v.players if not (p.kicked or p.skipped) and p not in writers and not p.you
-        ]
-        return [p.name for p in writers] if not voters else []
-
-    def same_alone(self, a: int, b: int) -> bool:
-        """Nobody but you would vote on "the words of boards ``a`` and ``b`` name the same
-        thing" (V1: the writers of either word do not vote), so one key would carry it: seen,
-        a newcomer's 's 2 3' gave two other players 6 points each at once."""
-        v = self.view
-        pa, pb = self.player(a), self.player(b)
-        if v is None or pa is None or pb is None or pa.summon is None or pb.summon is None:
-            return False
-        words = (pa.summon, pb.summon)
-        return not [
+        if v is None:
+            return None
+        return [
             p
             for p in v.players
-            if not (p.kicked or p.skipped or p.you)
+            if not (p.kicked or p.skipped)
             and not (p.summon is not None and any(same_word(p.summon, w) for w in words))
+        ]
+
+    def _words_of(self, *seats: int) -> list[str] | None:
+        found = [self.player(s) for s in seats]
+        words = [p.summon for p in found if p is not None and p.summon is not None]
+        return words if len(words) == len(seats) else None
+
+    def lone_vote(self, *seats: int) -> str | None:
+        """Whether a challenge of ``seats``' word, or a "same thing" proposal of their two words,
+        would be decided by your vote alone ("you") or by nobody's ("nobody": everyone wrote one
+        of the words, so it is rejected), or by others too (None). Seen: one key made three
+        players' words invalid, and 's 2 3' gave two others 6 points each at once."""
+        words = self._words_of(*seats)
+        voters = self.voters_on(words) if words is not None else None
+        if voters is None:
+            return None
+        if not voters:
+            return "nobody"
+        return "you" if all(p.you for p in voters) else None
+
+    def challenge_alone(self, seat: int) -> list[str]:
+        """The writers of the challenged word when your vote alone would decide it, so one key
+        would make them all invalid."""
+        v = self.view
+        target = self.player(seat)
+        if v is None or target is None or target.summon is None or self.lone_vote(seat) != "you":
+            return []
+        return [
+            p.name for p in v.players if p.summon is not None and same_word(p.summon, target.summon)
         ]
 
     def _review_prompt(self) -> str:

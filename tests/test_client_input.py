@@ -1023,3 +1023,29 @@ def test_the_word_columns_stay_put_as_the_conjurer_changes(tmp_path):
         h.show(view("spell", turn=1, conjurer=conjurer))
         heads.append(screen.plain(screen.board_rows(h.session, 80)[0].line))
     assert len(set(heads)) == 1, heads
+
+
+def test_a_proposal_nobody_may_vote_on_is_not_sent(tmp_path):
+    """Seen at 80x24: you wrote 'blue', Ada 'indigo', Basil 'blue'; 's 1 3' asked "Only you vote,
+    so 'blue' = 'indigo' carries" and the table then rejected it: you wrote one of the words
+    too, so nobody votes (V1). The same for a challenge of a word everyone else wrote too."""
+    h = Harness(tmp_path)
+    s = h.session
+    seats = {"Ann": "blue", "Bob": "indigo", "Cat": "blue", "Dan": "indigo"}
+    h.show(
+        view(
+            "review",
+            players=players(0, **{n: {"summon": w, "valid": True} for n, w in seats.items()}),
+        )
+    )
+    for key in ("s", "1", "2"):
+        s.key(key)
+    assert h.sent == [] and s.sub == ()
+    assert s.status[1].startswith("Nobody may vote on that")
+    assert s.prompt().startswith("Review:")
+    everyone = Harness(tmp_path / "2")  # all four wrote 'blue': a challenge nobody votes on
+    same = {n: {"summon": "blue", "valid": True} for n in ("Ann", "Bob", "Cat", "Dan")}
+    everyone.show(view("review", players=players(0, **same)))
+    for key in ("c", "2", "1"):
+        everyone.session.key(key)
+    assert everyone.sent == [] and everyone.session.status[1].startswith("Nobody may vote")
