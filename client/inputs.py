@@ -55,6 +55,7 @@ CARD_KEYS = {"f1": "help", "f2": "howto", "f3": "results", "f4": "panel"}
 #: After a key that acts at once is refused, keys that follow less than this many seconds
 #: apart do nothing: they are the rest of a mistyped sequence, not moves.
 KEYS_PAUSE = 1.0
+CHOOSE_BY = "Type the number of a category, 1-%d, or its name."
 #: A proposal everyone at the table would be barred from voting on is not sent (V1).
 NOBODY_VOTES = (
     "Nobody may vote on that: every player wrote one of the words in question, so it would "
@@ -670,17 +671,18 @@ class Inputs(Prompts):
         try:
             n = int(text)
         except ValueError:
-            # Its name works too: a newcomer typed "footwear" and was told to type a number.
-            named = [
-                i
-                for i, c in enumerate(open_cards, 1)
-                if c.text.casefold() == text.strip().casefold()
+            # Its name works too, or the start of it when only one card begins so: a newcomer
+            # typed "footwear", and "musical" for Musical instrument, and was told to type a number.
+            typed = text.strip().casefold()
+            cased = [(i, c.text.casefold()) for i, c in enumerate(open_cards, 1)]
+            named = [i for i, t in cased if t == typed] or [
+                i for i, t in cased if typed and t.startswith(typed)
             ]
-            if not named:
-                raise Refused(f"Type the number of a category, 1-{len(open_cards)}.") from None
+            if len(named) != 1:
+                raise Refused(CHOOSE_BY % len(open_cards)) from None
             n = named[0]
         if not 1 <= n <= len(open_cards):
-            raise Refused(f"Type the number of a category, 1-{len(open_cards)}.")
+            raise Refused(CHOOSE_BY % len(open_cards))
         card = open_cards[n - 1]
         self._need_connection()
         self.send(ChooseCard(card=card.index))

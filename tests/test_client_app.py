@@ -61,7 +61,7 @@ async def test_standard_game_every_phase(server, tmp_path):
             )
             assert "▶1 Ann ✦ ♛" in screen and "★" in screen
             await ann.line("7")
-            await ann.wait_screen("Type the number of a category, 1-3.")
+            await ann.wait_screen("Type the number of a category, 1-3, or its name.")
             ann.type(CTRL_U)
             await ann.line("1")
             # spell: the conjurer writes first
