@@ -45,7 +45,13 @@ from conjure.protocol.messages import (
 )
 from conjure.protocol.names import name_problem
 from conjure.protocol.wording import stars
-from conjure.protocol.words import contains_written, hidden_inside, same_word, validate_written
+from conjure.protocol.words import (
+    contains_written,
+    hidden_inside,
+    same_word,
+    shape_problem,
+    validate_written,
+)
 
 #: Keys that work on any screen: scrolling and the cards.
 PAGE_KEYS = ("pageup", "pagedown")
@@ -586,7 +592,7 @@ class Inputs(Prompts):
         if v.phase == "choose" and conj:
             return self._choose(stripped)
         if v.phase == "spell" and v.turn == v.you:
-            problem = validate_written(stripped)
+            problem = validate_written(stripped) or shape_problem(stripped, summon=False)
             if problem:
                 raise Refused(problem)
             self._need_connection()
@@ -710,7 +716,7 @@ class Inputs(Prompts):
         return None
 
     def _commit(self, word: str, *, check: bool) -> bool:
-        problem = validate_written(word)
+        problem = validate_written(word) or shape_problem(word, summon=True)
         if problem:
             raise Refused(problem)
         if check:

@@ -170,7 +170,11 @@ def stacked_marks_problem(text: str, what: str) -> str | None:
         return None
     run = 0
     for ch in text:
-        run = run + 1 if unicodedata.category(ch).startswith("M") else 0
+        category = unicodedata.category(ch)
+        if category.startswith("M"):
+            run += 1
+        elif category != "Cf":  # a zero-width joiner between marks does not end the stack
+            run = 0
         if run > MAX_STACKED_MARKS:
             return f"{what} stacks more than {MAX_STACKED_MARKS} combining marks on one character"
     return None

@@ -49,7 +49,7 @@ from importlib import resources
 
 from conjure.protocol.lemmas import installed_version, noun_lemmas
 from conjure.protocol.sections import read_sections
-from conjure.protocol.text import has_visible, unshown_problem
+from conjure.protocol.text import BLANK_LOOKING, has_visible, stacked_marks_problem, unshown_problem
 
 __all__ = [
     "MAX_WORD_LENGTH",
@@ -384,6 +384,25 @@ UNTRIMMED_SUMMON = (
     "A summoning word is committed and revealed without spaces before or after it: "
     "this one cannot be shown as it is."
 )
+
+
+def shape_problem(word: str, *, summon: bool) -> str | None:
+    """Why a written word cannot be shown as sent, checked at the server's door (before the
+    rules, whose 1-40 characters count it trimmed), or None.
+
+    Why: an attacker's words padded with blank-looking characters (braille blanks, which
+    ``str.strip`` keeps) and letters stacked with dozens of combining marks reached every
+    board. A summoning word is published exactly as revealed, so it must not be padded at
+    all; a spell word is trimmed of spaces by the rules, so only what trimming leaves counts.
+    """
+    if summon and word != word.strip():
+        return UNTRIMMED_SUMMON
+    trimmed = word.strip()
+    if trimmed and (trimmed[0] in BLANK_LOOKING or trimmed[-1] in BLANK_LOOKING):
+        return "A word cannot begin or end with a character that looks like a blank."
+    if problem := stacked_marks_problem(trimmed, "The word"):
+        return problem + "."
+    return None
 
 
 def validate_written(text: str) -> str | None:

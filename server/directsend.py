@@ -84,8 +84,15 @@ class FrameStream(trio.abc.HalfCloseableStream):
         await self.stream.wait_send_all_might_not_block()
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
-        data = await self.stream.receive_some(max_bytes)
+        try:
+            data = await self.stream.receive_some(max_bytes)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            if self.meter is not None:
+                self.meter.gone()
+            raise
         if self.meter is not None:
+            if not data:
+                self.meter.gone()
             await self.meter.received(data)
         return data
 
@@ -93,6 +100,8 @@ class FrameStream(trio.abc.HalfCloseableStream):
         await self.stream.send_eof()
 
     async def aclose(self) -> None:
+        if self.meter is not None:  # the library gave up on the stream (a bad request, say)
+            self.meter.gone()
         await self.stream.aclose()
 
     # ---------------------------------------------------------------- the room's side

@@ -159,6 +159,18 @@ class FrameMeter:
         #: shows that the client is there (``server.heartbeat``).
         self.heard_at = trio.current_time()
 
+    def gone(self) -> None:
+        """The peer closed or reset the stream, or the library closed it (a bad request): a
+        handshake still under way ends now.
+
+        Why: trio-websocket's ``wrap_server_stream`` waits for a request its reader will never
+        deliver once the stream has ended, so a visitor who connected and reset held a
+        handshake's place for the whole handshake timeout: some fifty addresses doing so in
+        waves kept everyone else out without holding a socket (an attacker's run).
+        """
+        if self.cut is not None:
+            self.cut()
+
     async def received(self, data: bytes | bytearray | memoryview) -> None:
         """Account for ``data`` just read: returns once the connection may be read again."""
         try:
@@ -199,7 +211,13 @@ class MeteredStream(trio.abc.Stream):
         self.closing = False
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
-        data = await self.stream.receive_some(max_bytes)
+        try:
+            data = await self.stream.receive_some(max_bytes)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self.meter.gone()
+            raise
+        if not data:
+            self.meter.gone()
         await self.meter.received(data)
         return data
 
@@ -220,4 +238,5 @@ class MeteredStream(trio.abc.Stream):
         await self.stream.wait_send_all_might_not_block()
 
     async def aclose(self) -> None:
+        self.meter.gone()  # the library gave up on the stream (a bad request, say)
         await self.stream.aclose()

@@ -110,6 +110,7 @@ class AddressBook:
         #: every connection and opening new ones must not start a full burst afresh.
         self._messages: dict[str, Bucket] = {}
         self._tickets = itertools.count(1)
+        self._swept = float("-inf")  # (the book may be made before Trio runs)
         #: Refusals per code since start (for tests, benchmarks and an operator's curiosity).
         self.refused: dict[str, int] = {}
 
@@ -121,8 +122,23 @@ class AddressBook:
     def _get(self, key: str) -> _Address:
         entry = self._by.get(key)
         if entry is None:
+            self._sweep()
             entry = self._by[key] = _Address()
         return entry
+
+    def _sweep(self) -> None:
+        """Forget, at most once a creation window, every address that holds nothing any more.
+
+        Why: an address whose room closed within a minute of its creation still held that
+        creation when it was last looked at, and nothing looked at it again (30 addresses stayed
+        known for good in an attacker's run).
+        """
+        now = self._now()
+        if now - self._swept < CREATION_WINDOW:
+            return
+        self._swept = now
+        for key in list(self._by):
+            self._forget_if_idle(key)
 
     def _forget_if_idle(self, key: str) -> None:
         entry = self._by.get(key)

@@ -43,7 +43,7 @@ from conjure.protocol.events import (
 )
 from conjure.protocol.messages import InLimits, Receipt, ResultView, RoomSettings
 from conjure.protocol.structs import struct_tag
-from conjure.protocol.words import UNTRIMMED_SUMMON, word_fingerprint
+from conjure.protocol.words import shape_problem, word_fingerprint
 from conjure.server import feed, results
 from conjure.server.config import ServerConfig
 from conjure.server.connection import CLOSE_GOING_AWAY, encode
@@ -1318,16 +1318,18 @@ def to_command(msg: m.ClientMsg, seat: int, now: float) -> cmd.AnyCommand | None
         case m.ChooseCard(card=card):
             return cmd.ChooseCard(now=now, seat=seat, card=card)
         case m.WriteSpell(word=word):
+            if problem := shape_problem(word, summon=False):
+                raise Refusal("bad_word", problem)
             return cmd.WriteSpell(now=now, seat=seat, word=word)
         case m.MarkBoards(boards=boards):
             return cmd.MarkBoards(now=now, seat=seat, boards=tuple(boards))
         case m.CommitSummon(commitment=c):
             return cmd.Commit(now=now, seat=seat, commitment=c)
         case m.RevealSummon(word=word, nonce=nonce):
-            if word != word.strip():
-                # Published as revealed (the commitment binds it), so spaces around it would be
-                # shown to everyone: 150 wide spaces before a word made a 340-column line.
-                raise Refusal("bad_word", UNTRIMMED_SUMMON)
+            # Published as revealed (the commitment binds it), so padding would be shown to
+            # everyone: 150 wide spaces before a word made a 340-column line.
+            if problem := shape_problem(word, summon=True):
+                raise Refusal("bad_word", problem)
             return cmd.Reveal(now=now, seat=seat, word=word, nonce=nonce)
         case m.ChallengeWord(seat=target, rule=rule):
             return cmd.Challenge(now=now, seat=seat, target=target, rule=rule)

@@ -349,3 +349,31 @@ def test_stacked_combining_marks_are_refused_in_names_and_chat_but_real_writing_
     assert chat_problem("\u0301" * 300) == "Chat text shows nothing: write at least one letter"
     for real in ("Nguyễn", "Tiếng Việt", "שָׁלוֹם", "क्षत्रिय", "Zoë"):
         assert name_problem(real) is None and chat_problem(real) is None
+
+
+def test_a_zero_width_joiner_between_marks_does_not_end_the_stack() -> None:
+    """An attacker's run: chat keeps U+200D for emoji, and 'a' + (4 accents + ZWJ) x 30 put
+    120 marks on one letter past the limit."""
+    from conjure.protocol.messages import chat_problem
+
+    assert chat_problem("a" + "\u0301\u0302\u0303\u0304\u200d" * 30) is not None
+    assert chat_problem("👩\u200d👩\u200d👧") is None  # a family: joined emoji, no marks
+    assert chat_problem("❤\ufe0f") is None
+
+
+def test_words_are_refused_padded_with_blank_lookalikes_or_stacked_marks() -> None:
+    """An attacker's run: spell and summoning words with 30 marks on a letter, and revealed
+    words padded with braille blanks (which str.strip keeps), reached every board."""
+    from conjure.protocol.words import shape_problem
+
+    stacked = "r" + "\u0301\u0302\u0303\u0300\u0308\u030a\u030b\u030c\u0327\u0328" * 3 + "ocket"
+    for summon in (False, True):
+        assert shape_problem(stacked, summon=summon) == (
+            "The word stacks more than 4 combining marks on one character."
+        )
+        for padded in ("\u2800" * 20 + "rocket", "rocket" + "\u2800" * 30):
+            assert "looks like a blank" in (shape_problem(padded, summon=summon) or "")
+        assert shape_problem("café", summon=summon) is None
+        assert shape_problem("cafe\u0301", summon=summon) is None  # a decomposed é ends it
+    assert shape_problem(" rocket ", summon=False) is None  # the rules trim a spell word
+    assert shape_problem(" rocket ", summon=True) is not None  # a summon is shown as revealed

@@ -92,6 +92,25 @@ async def test_resets_right_after_the_handshake_do_not_end_the_server(start_serv
     await honest_game_starts(server)
 
 
+def test_addresses_whose_rooms_closed_within_a_minute_are_forgotten_in_time():
+    """An attacker's run: 30 addresses each created a room and left it at once; the book still
+    held them all long after, since each was last looked at inside its creation's minute."""
+    from conjure.server.config import ServerConfig
+    from conjure.server.gate import AddressBook
+
+    clock = [0.0]
+    book = AddressBook(ServerConfig(replays=Path()), now=lambda: clock[0])
+    for i in range(30):
+        host = f"127.0.1.{i + 1}"
+        book.check_create_room(host)
+        book.room_created(host)
+        book.room_closed(host)
+    assert book.known == 30  # their creations still count against them for a minute
+    clock[0] += 61
+    assert book.admit_pending("127.0.2.1", 4000) is not None  # someone new comes
+    assert book.known == 1
+
+
 def test_handshakes_from_one_port_again_and_again_stop_counting_when_each_ends():
     """Counted by source port, a port that came again while its last handshake still counted
     raised the server's total for good: one address, one port and no open socket at all made
@@ -136,6 +155,33 @@ async def test_connect_and_reset_from_one_port_in_a_loop_locks_nobody_out(start_
     for i, source in enumerate(("127.0.0.21", "127.0.0.22")):
         async with open_client(server.url, f"late{i}", source=source) as late:
             assert await late.create(RoomSettings())
+
+
+async def test_a_handshake_the_visitor_abandons_stops_counting_then_not_at_its_timeout(
+    start_server,
+):
+    """trio-websocket waits out the handshake timeout for a request that can no longer come:
+    a visitor who connected and left held a handshake's place for all of it, and about fifty
+    addresses doing so in waves kept everyone out (an attacker's run). The timeout here is a
+    minute; every place is free again long before it."""
+    server = await start_server(handshake_timeout=60.0, connection_rate=1000, connection_burst=1000)
+    for i in range(30):
+        stream = await raw_connect(server, ATTACKER)
+        if i % 3 == 0:
+            await stream.send_all(HANDSHAKE[:40])  # half a request line, then gone
+        elif i % 3 == 1:
+            await stream.send_all(b"\x16\x03\x01\x00\xa5")  # a TLS hello's start, say
+        if i % 2:
+            reset(stream)
+        else:
+            await stream.aclose()  # an orderly close: end of stream
+    await wait_until(
+        lambda: server.book.total_pending == 0 and not server.connections,
+        timeout=20,
+        what="every abandoned handshake to stop counting (60 s before)",
+    )
+    async with open_client(server.url, "Ann", source=HONEST) as ann:
+        assert await ann.create(RoomSettings())
 
 
 async def test_resets_mid_frame_and_mid_handshake_do_not_end_the_server(start_server):

@@ -319,3 +319,18 @@ async def test_a_summoning_word_with_spaces_around_it_is_not_revealed(server):
         assert "without spaces before or after" in error.message
         view = await ann.wait_view(lambda v: v.phase == "reveal")
         assert view.players[1].summon is None  # nothing of it was shown
+
+
+async def test_spell_words_stacked_with_marks_are_refused_at_the_door(server):
+    """An attacker's run: a spell word with 30 marks on its first letter was on every board."""
+    async with open_table(server.url, NAMES, deck()) as table:
+        ann = table[0]
+        await start_game(table)
+        await ann.choose(0)
+        await ann.wait_view(lambda v: v.turn == ann.seat and v.phase == "spell")
+        await ann.spell("a" + "\u0301\u0302\u0303\u0300\u0308" * 6 + "b")
+        error = await ann.expect_error("bad_word")
+        assert "combining marks" in error.message
+        await ann.spell("lava")  # the turn is still hers
+        view = await ann.wait_view(lambda v: v.players[0].spell is not None)
+        assert view.players[0].spell == "lava"
