@@ -216,6 +216,7 @@ class Inputs(Prompts):
             if v is not None and v.phase != "lobby" and self.is_host() and not self.ended:
                 # A served game's host quit at once (only make play asked): the others play on.
                 self.quit_question = HOST_QUITS
+                self.status = None  # a refusal said before is not about this question
                 return False
             return True
         tail = "still playing: quitting stops the server and their game. Quit? y/n: "
@@ -224,6 +225,7 @@ class Inputs(Prompts):
         if len(question) > 78:  # the prompt line stays one line at 80 columns
             question = f"{n} other {'person is' if n == 1 else 'people are'} {tail}"
         self.quit_question = question
+        self.status = None
         return False
 
     def other_humans(self) -> list[str]:

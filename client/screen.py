@@ -191,7 +191,8 @@ def header(session: Session, width: int = 80) -> StyleAndTextTuples:
             parts.append((3, f"conjurer {session.pname(v.conjurer)}"))
         if v.card is not None and v.phase not in ("lobby", "over"):
             parts.append((2, f"{v.card.text} {stars(v.card.stars)}"))
-        parts.append((0, PHASE_NAMES.get(v.phase, v.phase)))
+        if not session.left_lobby():  # a lobby the player is no longer in
+            parts.append((0, PHASE_NAMES.get(v.phase, v.phase)))
     elif session.room:
         parts.append((0, f"room {session.room}"))
     elif session.create:

@@ -337,6 +337,7 @@ async def test_a_player_the_host_removes_from_the_lobby_sees_the_way_on_not_the_
             assert "players seated" not in screen and "--room " + code not in screen
             assert "▶" not in screen and "spell word" not in screen  # no board, no seat as his
             assert "/say chat" not in screen  # nothing can be said any more
+            assert "lobby" not in screen.splitlines()[0]  # the header names no lobby of his
 
 
 async def test_the_client_keeps_each_deals_commitment_and_its_own_share_as_logged(server, tmp_path):

@@ -632,8 +632,10 @@ def test_quitting_is_not_questioned_when_only_computer_players_remain(tmp_path, 
     assert h.session.request_quit() is True
     monkeypatch.delenv("CONJURE_LOCAL_SERVER")  # not make play's own server: nothing stops
     monkeypatch.setenv("CONJURE_LOCAL_BOTS", "")
+    h.session.say("warn", "There is no open proposal to vote on.")
     assert h.session.request_quit() is False  # but the host of a game in play is asked
     assert h.session.prompt() == HOST_QUITS and cells(HOST_QUITS) <= 78
+    assert h.session.status is None  # the refusal before is not about this question
     assert h.session.request_quit() is True  # a second Ctrl-Q is a yes
     guest = Harness(tmp_path / "guest")
     guest.show(view("spell", you=1))
