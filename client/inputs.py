@@ -248,6 +248,16 @@ class Inputs(Prompts):
                 self.quit_question = None
                 self.say("info", "Still here: the game goes on.")
             return
+        if self.kick_question is not None:
+            seat = self.kick_question[1]
+            if key in ("y", "Y"):
+                self.kick_question = None
+                self._need_connection()
+                self.send(KickPlayer(seat=seat))
+            elif key in ("n", "N", "escape"):
+                self.kick_question = None
+                self.say("info", "Nobody removed.")
+            return
         if key in PAGE_KEYS:
             self.scroll(-page if key == "pageup" else page)
             return
@@ -828,7 +838,17 @@ class Inputs(Prompts):
                 self.form = SetupForm(settings=self.view.settings, for_create=False)
             else:
                 seat = self._board_number(rest)
-                self.send(SkipPlayer(seat=seat) if word == "skip" else KickPlayer(seat=seat))
+                if word == "kick":  # for the whole game: asked first, as in the lobby
+                    who = self.player(seat)
+                    name = shorten(who.name if who else "?", 18)
+                    lobby = self.view is not None and self.view.phase == "lobby"
+                    where = "room" if lobby else "game for good"
+                    self.kick_question = (
+                        f"Remove {name} (board {seat + 1}) from the {where}? y/n: ",
+                        seat,
+                    )
+                else:
+                    self.send(SkipPlayer(seat=seat))
             return True
         # Said, and the line cleared: it names the command again, and text kept on the line was
         # glued to the next thing typed ("/foo/say hi all"), seen at 80x24.

@@ -59,10 +59,14 @@ class Prompts(TableState):
 
     #: The host's "quit anyway?" question while it waits for y/n (None: not asked).
     quit_question: str | None = None
+    #: The host's "remove them from the game?" question, and the seat, while it waits for y/n.
+    kick_question: tuple[str, int] | None = None
 
     def wants_keys(self) -> bool:
         """Single keys act at once (no Enter needed) in these states."""
         if self.gave_up is not None or self.quit_question is not None:
+            return True
+        if self.kick_question is not None:
             return True
         if self.form is not None or not self.joined or self.view is None or self.spectator:
             return False
@@ -154,6 +158,8 @@ class Prompts(TableState):
         """What the input line says: what you can do now, or what you are waiting for."""
         if self.quit_question is not None:
             return self.quit_question
+        if self.kick_question is not None:
+            return self.kick_question[0]
         if self.form is not None:
             return self.form.prompt()
         if self.gave_up is not None:

@@ -493,6 +493,7 @@ class Session(Inputs):
                 self.close_card()
             self.marks = set()
             self.sub = ()
+            self.kick_question = None  # board numbers may name others now
             self.confirm_word = None
             self.status = None  # a warning or a refusal belongs to the phase it was said in
             if old is not None and old.phase == "lobby" and v.phase != "lobby":

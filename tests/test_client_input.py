@@ -26,6 +26,7 @@ from conjure.protocol.messages import (
     CreateRoom,
     Error,
     JoinRoom,
+    KickPlayer,
     PointView,
     ProposalView,
     ResultView,
@@ -33,6 +34,7 @@ from conjure.protocol.messages import (
     RoomSettings,
     Seated,
     SendChat,
+    SkipPlayer,
     Update,
     Watch,
 )
@@ -1054,3 +1056,19 @@ def test_a_proposal_nobody_may_vote_on_is_not_sent(tmp_path):
     for key in ("c", "2", "1"):
         everyone.session.key(key)
     assert everyone.sent == [] and everyone.session.status[1].startswith("Nobody may vote")
+
+
+def test_kick_during_the_game_asks_first(tmp_path):
+    """A re-check at 80x24: '/kick 2' removed a player for the whole game at once, while the
+    lobby's removal now asked."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", turn=1))
+    assert s.submit("/kick 2") and h.sent == []
+    assert s.prompt() == "Remove Bob (board 2) from the game for good? y/n: "
+    s.key("n")
+    assert h.sent == [] and s.kick_question is None and s.status[1] == "Nobody removed."
+    assert s.submit("/kick 2")
+    s.key("y")
+    assert h.sent == [KickPlayer(seat=1)] and s.kick_question is None
+    assert s.submit("/skip 3") and h.sent[-1] == SkipPlayer(seat=2)  # this round only: at once
