@@ -569,14 +569,18 @@ def summary(view, replays: Path, game_id: str | None) -> list[str]:
         return ["No game was started."] if view is not None else []
     log = _from_here(replays / f"{game_id}.jsonl")  # replays/g….jsonl fits an 80-column line
     command = f"{conjure_program()} replay {log}"
+    state_dir = ""
     if state := os.environ.get("CONJURE_STATE_DIR"):
         # Where the receipts are: a shell without the variable would look elsewhere (seen).
-        command += f" --state-dir {shlex.quote(state)}"
+        state_dir = f"--state-dir {shlex.quote(state)}"
+    whole = f"{command} {state_dir}".rstrip()
     lines = [f"Game log: {log}"]
-    if len(f"{CHECK_LINE} {command}") <= SUMMARY_WIDTH:
-        lines.append(f"{CHECK_LINE} {command}")
-    else:  # the command on a line of its own, so that it is never cut where it wraps
-        lines += [CHECK_LINE, f"    {command}"]
+    if len(f"{CHECK_LINE} {whole}") <= SUMMARY_WIDTH:
+        lines.append(f"{CHECK_LINE} {whole}")
+    elif len(f"    {whole}") <= SUMMARY_WIDTH:  # on a line of its own: never cut where it wraps
+        lines += [CHECK_LINE, f"    {whole}"]
+    else:  # continued with a backslash, so that it still pastes as one command (seen: a
+        lines += [CHECK_LINE, f"    {command} \\", f"      {state_dir}"]  # path cut in two)
     if view is not None and view.phase != "over":
         lines.append("The game is unfinished: run make play again to resume it.")
     return lines

@@ -196,3 +196,18 @@ def test_make_play_asks_the_name_once_and_remembers_it(tmp_path, monkeypatch, ca
         raise EOFError
 
     assert local.player_name(None, StateDir(tmp_path / "third"), closed) == "root"
+
+
+def test_a_long_state_directory_continues_the_replay_command_on_a_line_of_its_own(
+    tmp_path, monkeypatch
+):
+    """Seen at 80x24: '--state-dir /tmp/st' and 'new' on two lines, the path cut in two."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(local, "conjure_program", lambda: ".venv/bin/conjure")
+    monkeypatch.setenv("CONJURE_STATE_DIR", "/tmp/a-state-directory-of-some-length")
+    lines = local.summary(None, tmp_path / "replays", "ged969acd311b8870")
+    assert all(len(line) <= 80 for line in lines), lines
+    assert lines[2:4] == [
+        "    .venv/bin/conjure replay replays/ged969acd311b8870.jsonl \\",
+        "      --state-dir /tmp/a-state-directory-of-some-length",
+    ]
