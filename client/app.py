@@ -537,8 +537,10 @@ def farewell(s: Session, *, local: bool) -> list[str]:
     to it; nor to a game that is over, or to a seat the host took away (its token no longer
     counts: seen, the command printed then seated a removed player anew).
     """
-    if not s.room or s.spectator:
+    if not s.room:
         return []
+    if s.spectator:  # a word on leaving, as a player has (it printed nothing)
+        return [f"Stopped watching room {s.room}."]
     if s.view is not None and s.view.phase == "over":
         return [f"Left room {s.room}: its game is over."]
     if s.ended is not None:  # removed, replaced, refused: why (a blank screen said nothing)

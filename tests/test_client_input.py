@@ -871,6 +871,10 @@ def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path):
     removed.room = "ABCD"
     # That seat is gone: no command that lies, but why it ended (a blank screen said nothing).
     assert farewell(removed, local=False) == ["Left room ABCD: the host removed you from the room."]
+    watcher = Harness(tmp_path / "watcher", spectator=True, name=None)
+    watcher.show(view("spell", you=None, turn=1))
+    watcher.session.room = "ABCD"
+    assert farewell(watcher.session, local=False) == ["Stopped watching room ABCD."]
 
 
 def test_the_legend_says_what_the_check_mark_means_once_words_are_shown(tmp_path):
