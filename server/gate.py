@@ -16,6 +16,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import trio
 
@@ -23,6 +24,8 @@ from conjure.protocol.errors import ErrorCode, Refusal
 from conjure.server.config import ServerConfig
 
 log = logging.getLogger("conjure.server")
+
+T = TypeVar("T")
 
 #: An address that hit a limit is logged at most once per this many seconds for that limit.
 WARN_EVERY = 60.0
@@ -77,6 +80,19 @@ class Bucket:
         if self.tokens >= 0:
             return 0.0
         return -self.tokens / self.rate if self.rate > 0 else 1.0
+
+
+#: The most addresses whose buckets are kept before those that have refilled are forgotten.
+MAX_BUCKETS = 50_000
+
+
+def _forget_refilled(buckets: dict[str, T], now: float, bucket: Callable[[T], Bucket]) -> None:
+    """Bounded: at ``MAX_BUCKETS`` addresses, forget those whose bucket has refilled (forgetting
+    a full bucket gives away nothing)."""
+    if len(buckets) >= MAX_BUCKETS:
+        for key, value in list(buckets.items()):
+            if bucket(value).full(now):
+                del buckets[key]
 
 
 @dataclass
@@ -170,10 +186,7 @@ class AddressBook:
         cfg = self.config
         buckets = self._arrivals.get(key)
         if buckets is None:
-            if len(self._arrivals) >= 50_000:  # bounded: forget addresses whose buckets refilled
-                for k, (soft, _) in list(self._arrivals.items()):
-                    if soft.full(now):
-                        del self._arrivals[k]
+            _forget_refilled(self._arrivals, now, lambda b: b[0])
             buckets = self._arrivals[key] = (
                 Bucket(cfg.connection_rate, cfg.connection_burst, now),
                 Bucket(4 * cfg.connection_rate, 4 * cfg.connection_burst, now),
@@ -251,7 +264,7 @@ class AddressBook:
         if entry is not None and self._end_pending(entry, ticket):
             self._forget_if_idle(key)
 
-    def connect(self, host: str, ticket: int | None) -> Refusal | None:
+    def connect(self, host: str, ticket: int) -> Refusal | None:
         """A handshake arrived: count the connection, and say why it must go if it must.
 
         The connection counts (``disconnect`` must follow) whether or not it is refused, so that a
@@ -260,9 +273,8 @@ class AddressBook:
         cfg = self.config
         key = address_key(host)
         entry = self._get(key)
-        over_rate = ticket is not None and ticket in entry.over_rate
-        if ticket is not None:
-            self._end_pending(entry, ticket)
+        over_rate = ticket in entry.over_rate
+        self._end_pending(entry, ticket)
         entry.open += 1
         self.total_open += 1
         if over_rate:
@@ -303,10 +315,7 @@ class AddressBook:
         now = self._now()
         bucket = self._messages.get(key)
         if bucket is None:
-            if len(self._messages) >= 50_000:  # bounded: forget addresses whose buckets refilled
-                for k, b in list(self._messages.items()):
-                    if b.full(now):
-                        del self._messages[k]
+            _forget_refilled(self._messages, now, lambda b: b)
             bucket = self._messages[key] = Bucket(cfg.address_rate, cfg.address_burst, now)
         return bucket.take(now)
 

@@ -31,8 +31,7 @@ MAX_BACKOFF = 1.0
 
 @dataclass(frozen=True)
 class Admitted:
-    host: str
-    port: int
+    host: str  #: the peer's address, as seen at accept
     ticket: int  #: the handshake's, in the address book (``AddressBook.admit_pending``)
 
 
@@ -86,7 +85,7 @@ class GuardedListener(trio.abc.Listener[trio.SocketStream]):
             if ticket is None:
                 await trio.aclose_forcefully(stream)
                 continue
-            self._admitted[stream] = Admitted(host, int(peer[1]), ticket)
+            self._admitted[stream] = Admitted(host, ticket)
             return stream
 
     def admitted(self, stream: trio.SocketStream) -> Admitted | None:

@@ -228,16 +228,13 @@ class GameServer:
     async def _serve_stream(self, stream: trio.SocketStream) -> None:
         """One accepted socket, start to end: handshakes, the handler, the close. Never raises."""
         cfg = self.config
+        # The peer as the listener saw it at accept: one that reset since has no address any
+        # more (getpeername fails), yet its handshake was counted and is let go below.
         admitted = self._admitted(stream)
         try:
             try:
-                if admitted is not None:
-                    peer: tuple[Any, ...] = (admitted.host, admitted.port)
-                else:
-                    try:  # getpeername() raises once the peer has reset: read it once, now
-                        peer = stream.socket.getpeername()
-                    except OSError:
-                        return
+                if admitted is None:  # not a stream a guarded listener admitted: not served
+                    return
                 async with trio.open_nursery() as nursery:
                     transport: FrameStream | MeteredStream | None = None
                     request: WebSocketRequest | None = None
@@ -259,8 +256,7 @@ class GameServer:
                             max_message_size=MAX_FRAME_BYTES,
                         )
                     if request is not None and transport is not None:
-                        ticket = admitted.ticket if admitted is not None else None
-                        await self._handle(request, peer, transport, meter, ticket)
+                        await self._handle(request, admitted, transport, meter)
                     nursery.cancel_scope.cancel()  # the library's reader task, if still running
             finally:
                 if admitted is not None:  # a handshake that never reached the handler ends here
@@ -280,14 +276,13 @@ class GameServer:
     async def _handle(
         self,
         request: WebSocketRequest,
-        peer: tuple[Any, ...],
+        admitted: Admitted,
         transport: FrameStream | MeteredStream,
         meter: FrameMeter,
-        ticket: int | None = None,
     ) -> None:
         """One handshaken connection: admission, then the read loop until it ends."""
-        host = str(peer[0])  # (host, port) or, over IPv6, with two more
-        refusal = self.book.connect(host, ticket)
+        host = admitted.host
+        refusal = self.book.connect(host, admitted.ticket)
         try:
             try:
                 ws = await request.accept()
