@@ -352,8 +352,11 @@ class Prompts(TableState):
         """The keys that work now, most useful first; what does not fit is left out, whole."""
         parts: list[str] = []
         v = self.view
+        asking = self.quit_question is not None or self.kick_question is not None
         if self.overlay is not None:
             parts += ["Enter/Esc close", "PgUp/PgDn scroll"]
+        elif asking:  # a y/n question: nothing can be typed meanwhile
+            parts += ["y yes", "n/Esc no"]
         elif self.gave_up is not None:
             parts.append("r try again")
         elif self.wants_keys() and v is not None:
@@ -368,7 +371,7 @@ class Prompts(TableState):
             parts.append("Enter send")
         parts.append("^Q quit")
         if self.overlay is None:
-            if self.joined and not self.spectator and self.ended is None:
+            if self.joined and not self.spectator and self.ended is None and not asking:
                 parts.append("/say chat")
             parts += ["F1 help", "F2 how to play"]
             if v is not None and v.results:

@@ -1070,6 +1070,7 @@ def test_kick_during_the_game_asks_first(tmp_path):
     h.show(view("spell", turn=1))
     assert s.submit("/kick 2") and h.sent == []
     assert s.prompt() == "Remove Bob (board 2) from the game for good? y/n: "
+    assert s.key_help().startswith("y yes · n/Esc no · ^Q quit") and "/say" not in s.key_help()
     s.key("n")
     assert h.sent == [] and s.kick_question is None and s.status[1] == "Nobody removed."
     assert s.submit("/kick 2")
