@@ -34,7 +34,7 @@ class ServerConfig:
     burst: float = 40.0
     #: Per-connection frame budget: WebSocket frames of any kind (pings and message fragments
     #: too) per second on average, and the burst allowed; over it, reading waits
-    #: (server.framemeter).
+    #: (server.websocket).
     frame_rate: float = 60.0
     frame_burst: float = 120.0
     #: Game actions one seat may have logged in one round (the longest game the rules allow

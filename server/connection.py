@@ -1,8 +1,8 @@
 """One client connection: its bounded outbound queue and writer, and its pings (``ping``; when to
 ping is ``server.heartbeat``'s, for every connection at once).
 
-The room never awaits a client: it hands encoded messages to :meth:`Connection.send`, which
-writes them to the socket at once when the socket has room (:mod:`server.directsend`) and
+The room never awaits a client: it hands whole frames to :meth:`Connection.send_frame`, which
+writes them to the socket at once when the socket has room (``server.websocket``) and
 otherwise queues them. Each connection's own writer task drains its queue; a client that stops
 reading fills it and is dropped, so it can never slow the room or anyone else.
 """
@@ -12,16 +12,15 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import trio
-from trio_websocket import ConnectionClosed, WebSocketConnection
 
 from conjure.protocol.messages import Bye, ServerMsg, encoder
-from conjure.server import directsend
+from conjure.server.websocket import Closed, WebSocket
+from conjure.server.wsframes import PING_FRAME, text_frame
 
 if TYPE_CHECKING:
-    from conjure.server.framemeter import FrameMeter
     from conjure.server.patching import Sent
     from conjure.server.room import Request, Room
 
@@ -35,9 +34,9 @@ CLOSE_TRY_LATER = 1013
 _ids = itertools.count(1)
 
 
-def encode(msg: ServerMsg) -> str:
-    """The text frame for a message."""
-    return encoder.encode(msg).decode("utf-8")
+def frame_of(msg: ServerMsg) -> bytes:
+    """The text frame that carries a message."""
+    return text_frame(encoder.encode(msg))
 
 
 @dataclass(frozen=True)
@@ -46,31 +45,15 @@ class _Close:
     reason: str
 
 
-class _Ping:
-    """A ping the writer task sends (the socket was busy when the heartbeat asked for it)."""
-
-
-_PING = _Ping()
-
-
-class OwnFrames(Protocol):
-    """The stream under the library that sends frames of the server's own in one order with the
-    library's (``directsend.FrameStream``, ``framemeter.MeteredStream``)."""
-
-    async def send_frame(self, data: bytes) -> None: ...
-
-
 class Connection:
     """A client's socket as the server sees it; membership fields are set by the room task."""
 
     def __init__(
         self,
-        ws: WebSocketConnection,
+        ws: WebSocket,
         queue_size: int,
         remote: str = "",
         *,
-        stream: OwnFrames | None = None,
-        meter: FrameMeter | None = None,
         beat: float = 1.0,
     ) -> None:
         self.ws = ws
@@ -78,26 +61,18 @@ class Connection:
         self.remote = remote
         # A deque and a parking lot rather than a memory channel: the writer drains several
         # queued frames without a scheduler round trip per frame (see ``write_loop``).
-        self._queue: deque[str | _Close | _Ping] = deque()
+        self._queue: deque[bytes | _Close] = deque()
         self._queue_size = queue_size
         self._writer = trio.lowlevel.ParkingLot()
         self._sending = False
         self.scope = trio.CancelScope()
         self.greeted = False
-        self._opened_at = trio.current_time()
-        #: Reads every frame the client sends (None in tests that build a bare connection).
-        self.meter = meter
-        #: Where pings go: the stream under ``ws`` (None: this connection sends none).
-        self.stream = stream
         #: When the heartbeat last pinged and has heard nothing since (Trio clock), or None.
         self.pinged_at: float | None = None
         #: This connection's share of the ping interval (0.75-1.25, drawn by the server): so
         #: that connections opened together do not all go quiet, and get pinged, in lockstep.
         self.beat = beat
         self.closing: _Close | None = None
-        #: The stream under ``ws`` when it is a FrameStream (not over TLS): it writes frames
-        #: without the writer task while nothing is queued.
-        self.direct = stream if isinstance(stream, directsend.FrameStream) else None
         #: A write failed (the peer is gone): nothing more is sent, the read side ends alone.
         self.unwritable = False
         #: The client's hello asked for patches (protocol.patch).
@@ -121,49 +96,48 @@ class Connection:
     @property
     def heard_at(self) -> float:
         """When the client's last frame arrived (Trio clock): a message, a Pong, any frame."""
-        return self.meter.heard_at if self.meter is not None else self._opened_at
+        return self.ws.heard_at
+
+    def _writable(self) -> bool:
+        ws = self.ws
+        return (
+            self.closing is None and not self.unwritable and ws.closed is None and not ws.close_sent
+        )
 
     def ping(self) -> bool:
         """Send the client a Ping: written now if the socket is free, else by the writer task.
 
-        Its Pong, as any frame, is read by the meter (``heard_at``). False: nothing will be
-        sent (closed by either side, a full queue, or no stream for pings).
+        Its Pong, as any frame, is read by the connection (``heard_at``). False: nothing will
+        be sent (closed by either side, or a full queue).
         """
-        if self.closing is not None or self.unwritable or self.ws.closed is not None:
+        if not self._writable():
             return False
-        direct = self.direct
-        if (
-            direct is not None
-            and not self._queue
-            and not self._sending
-            and direct.write_frame(directsend.PING)
-        ):
-            if direct.owed:
+        if not self._queue and not self._sending and self.ws.write(PING_FRAME):
+            if self.ws.owed:
                 self._writer.unpark()
             return True
-        if self.stream is None or len(self._queue) >= self._queue_size:
+        if len(self._queue) >= self._queue_size:
             return False  # a client that does not read is dropped by its next update, or unheard
-        self._queue.append(_PING)
+        self._queue.append(PING_FRAME)
         self._writer.unpark()
         return True
 
     def send(self, msg: ServerMsg) -> None:
-        self.send_text(encode(msg))
+        self.send_frame(frame_of(msg))
 
-    def send_text(self, text: str) -> None:
-        """Send or queue a frame without waiting; a full queue drops the connection."""
-        if self.closing is not None or self.unwritable or self.ws.closed is not None:
+    def send_frame(self, data: bytes) -> None:
+        """Send or queue a whole frame without waiting; a full queue drops the connection."""
+        if not self._writable():
             return  # closed by either side (a peer's FIN included): nothing more is written
-        direct = self.direct
         # Queued frames go first, and so does a frame the writer has popped and is sending.
-        if direct is not None and not self._queue and not self._sending and direct.write(text):
-            if direct.owed:
+        if not self._queue and not self._sending and self.ws.write(data):
+            if self.ws.owed:
                 self._writer.unpark()
             return
         if len(self._queue) >= self._queue_size:
             self.abort(CLOSE_POLICY, "too slow: your updates were not being read")
             return
-        self._queue.append(text)
+        self._queue.append(data)
         self._writer.unpark()
 
     def close(self, reason: str, code: int = CLOSE_NORMAL, grace: float = 5.0) -> None:
@@ -173,7 +147,7 @@ class Connection:
         if len(self._queue) + 2 > self._queue_size:
             self.abort(code, reason)
             return
-        self._queue.append(encode(Bye(reason=reason)))
+        self._queue.append(frame_of(Bye(reason=reason)))
         self._queue.append(_Close(code, reason))
         self._writer.unpark()
         self.closing = _Close(code, reason)
@@ -193,7 +167,7 @@ class Connection:
         """
         try:
             await self._drain()
-        except (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError):
+        except (Closed, trio.BrokenResourceError, trio.ClosedResourceError):
             self.unwritable = True
             self._queue.clear()
             if self.closing is not None:  # a goodbye that cannot be said: close now
@@ -201,30 +175,23 @@ class Connection:
 
     async def _drain(self) -> None:
         queue = self._queue
-        direct = self.direct
+        ws = self.ws
         while True:
-            if direct is not None and direct.owed:
-                await direct.flush()
+            if ws.owed:
+                await ws.flush()
                 continue
             if not queue:
                 await self._writer.park()
                 continue
             item = queue.popleft()
-            if isinstance(item, _Ping):
-                assert self.stream is not None  # queued only with a stream to send it on
-                self._sending = True
-                try:
-                    await self.stream.send_frame(directsend.PING)
-                finally:
-                    self._sending = False
-                continue
             if isinstance(item, _Close):
-                await self.ws.aclose(item.code, _short(item.reason))
+                await ws.aclose(item.code, item.reason)
+                await ws.wait_peer_closed()  # the read loop reads on until the client's Close
                 self.scope.cancel()
                 return
             self._sending = True  # until the frame is written: nothing may overtake it
             try:
-                await self.ws.send_message(item)
+                await ws.send(item)
             finally:
                 self._sending = False
 
@@ -240,16 +207,13 @@ class Connection:
             self.closing = _Close(CLOSE_NORMAL, "")
 
     async def final_close(self) -> None:
-        """Close the socket for good (shielded, bounded): called once the handler ends."""
+        """Close the WebSocket for good (shielded, bounded): called once the handler ends. The
+        client's Close is waited for (and what it still sends dropped) for at most a second."""
         self.mark_closed()
         assert self.closing is not None
         with trio.CancelScope(shield=True), trio.move_on_after(1.0):
-            await self.ws.aclose(self.closing.code, _short(self.closing.reason) or None)
-
-
-def _short(reason: str) -> str:
-    """A close frame's reason holds at most 123 bytes of UTF-8."""
-    data = reason.encode("utf-8")
-    if len(data) <= 120:
-        return reason
-    return data[:117].decode("utf-8", "ignore") + "..."
+            try:
+                await self.ws.aclose(self.closing.code, self.closing.reason)
+                await self.ws.drain()
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass

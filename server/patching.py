@@ -19,6 +19,7 @@ from conjure.protocol.messages import Receipt, encoder
 from conjure.protocol.patch import Op, diff
 from conjure.server.rules.state import Game
 from conjure.server.views import Table, ViewCache, lasting_parts, public_view
+from conjure.server.wsframes import text_frame
 
 Doc = dict[str, Any]
 
@@ -97,22 +98,29 @@ def _for_viewer(
     return ops if out == ops else out
 
 
+#: Paths of a public diff that concern a viewer's own ``you`` mark (``_for_viewer``).
+_PLAYERS = ("/players", "/players/-")
+
+
 class Frames:
     """One update's frames for patching viewers, view number ``n`` of the room.
 
     Views are numbered per room, so every viewer that holds the same view (the players, after
     the last update; the spectators, after theirs) gets the same patch: the public view's diff
     is made once per view held, and each frame is encoded once per (view held, seat then, seat
-    now, feed), not once per viewer.
+    now, feed), not once per viewer. A frame is a whole WebSocket text frame, ready to write.
     """
 
     def __init__(self, doc: Doc, receipt: Receipt | None, n: int) -> None:
         self.doc = doc
         self.receipt = receipt
         self.n = n
-        self._diffs: dict[int, list[Op]] = {}
-        self._texts: dict[tuple[int, int | None, int | None, int], str] = {}
+        #: id(doc held) -> (its diff to ``doc``, whether that diff is every viewer's as it is:
+        #: no player entry added or replaced whole, and the seats in the same order).
+        self._diffs: dict[int, tuple[list[Op], bool]] = {}
+        self._frames: dict[tuple[int, int | None, int | None, int], bytes] = {}
         self._seats: dict[int, dict[int, int]] = {}  # id(doc) -> _seat_indexes(doc)
+        self._sent: dict[int | None, Sent] = {}
 
     def _indexes(self, doc: Doc) -> dict[int, int]:
         found = self._seats.get(id(doc))
@@ -120,9 +128,16 @@ class Frames:
             found = self._seats[id(doc)] = _seat_indexes(doc)
         return found
 
+    def _holding(self, seat: int | None) -> Sent:
+        """What a viewer of ``seat`` holds once it has this update (one object per seat)."""
+        held = self._sent.get(seat)
+        if held is None:
+            held = self._sent[seat] = Sent(self.n, self.doc, seat)
+        return held
+
     def full(
         self, seat: int | None, feed: list[str], earlier: list[str] | None = None
-    ) -> tuple[str, Sent]:
+    ) -> tuple[bytes, Sent]:
         """A whole ``update`` (the first one, or the answer to ``resync``), numbered; the
         first one a connection gets from a room carries ``earlier`` (``Update.earlier``)."""
         msg = {
@@ -133,27 +148,34 @@ class Frames:
             "earlier": earlier or [],
             "n": self.n,
         }
-        return encoder.encode(msg).decode("utf-8"), Sent(self.n, self.doc, seat)
+        return text_frame(encoder.encode(msg)), self._holding(seat)
 
-    def frame(self, sent: Sent | None, seat: int | None, feed: list[str]) -> tuple[str, Sent]:
+    def frame(self, sent: Sent | None, seat: int | None, feed: list[str]) -> tuple[bytes, Sent]:
         """The viewer's next frame: a ``patch`` from the view it holds, or (holding none) a
         whole ``update``; and what it holds then."""
         if sent is None:
             return self.full(seat, feed)
-        ops = self._diffs.get(id(sent.doc))
-        if ops is None:
-            ops = self._diffs[id(sent.doc)] = diff(sent.doc, self.doc)
-        was = None if sent.seat is None else self._indexes(sent.doc).get(sent.seat)
-        now = None if seat is None else self._indexes(self.doc).get(seat)
-        mine = _for_viewer(ops, sent.doc, sent.seat, seat, was, now)
-        # Viewers whose patch is the shared one share its text; the others get their own.
+        old = sent.doc
+        known = self._diffs.get(id(old))
+        if known is None:
+            ops = diff(old, self.doc)
+            plain = not any(op["path"] in _PLAYERS for op in ops) and self._indexes(
+                old
+            ) == self._indexes(self.doc)
+            known = self._diffs[id(old)] = (ops, plain)
+        ops, plain = known
+        if plain and sent.seat == seat:
+            mine = ops  # the usual case: nothing of the viewer's own
+        else:
+            was = None if sent.seat is None else self._indexes(old).get(sent.seat)
+            now = None if seat is None else self._indexes(self.doc).get(seat)
+            mine = _for_viewer(ops, old, sent.seat, seat, was, now)
+        # Viewers whose patch is the shared one share its frame; the others get their own.
         key = (
-            (id(sent.doc), None, None, id(feed))
-            if mine is ops
-            else (id(sent.doc), sent.seat, seat, id(feed))
+            (id(old), None, None, id(feed)) if mine is ops else (id(old), sent.seat, seat, id(feed))
         )
-        text = self._texts.get(key)
-        if text is None:
+        data = self._frames.get(key)
+        if data is None:
             msg = {
                 "type": "patch",
                 "base": sent.n,
@@ -162,5 +184,5 @@ class Frames:
                 "receipt": self.receipt,
                 "feed": feed,
             }
-            text = self._texts[key] = encoder.encode(msg).decode("utf-8")
-        return text, Sent(self.n, self.doc, seat)
+            data = self._frames[key] = text_frame(encoder.encode(msg))
+        return data, self._holding(seat)

@@ -46,7 +46,7 @@ from conjure.protocol.structs import struct_tag
 from conjure.protocol.words import shape_problem, word_fingerprint
 from conjure.server import feed, results
 from conjure.server.config import ServerConfig
-from conjure.server.connection import CLOSE_GOING_AWAY, encode
+from conjure.server.connection import CLOSE_GOING_AWAY, frame_of
 from conjure.server.lobby import (
     Lobby,
     PasswordHash,
@@ -1190,7 +1190,7 @@ class Room:
                 patches = patches or self._patches(table, receipt)
                 self._send_patch(conn, patches, seats[pid], lines)
             else:
-                conn.send_text(frames[seats[pid]])
+                conn.send_frame(frames[seats[pid]])
         if spectators:
             same = self._spectator_lines == lines  # no lines held back from coalesced updates
             self._send_spectators(now, table, receipt, frames[None] if same else None, patches)
@@ -1211,12 +1211,12 @@ class Room:
         conn.earlier_due = False
         if conn.patches:
             patches = patches or self._patches(table, receipt)
-            text, conn.sent = patches.full(seat, lines, earlier)
+            data, conn.sent = patches.full(seat, lines, earlier)
         else:
-            text = update_frames(
+            data = update_frames(
                 table, self.game, [seat], receipt, lines, self._view_cache, earlier
             )[seat]
-        conn.send_text(text)
+        conn.send_frame(data)
         return patches
 
     def _patches(self, table: Table, receipt: Receipt | None) -> Frames:
@@ -1225,8 +1225,8 @@ class Room:
 
     @staticmethod
     def _send_patch(conn: Viewer, frames: Frames, seat: int | None, lines: list[str]) -> None:
-        text, conn.sent = frames.frame(conn.sent, seat, lines)
-        conn.send_text(text)
+        data, conn.sent = frames.frame(conn.sent, seat, lines)
+        conn.send_frame(data)
 
     def _flush_spectators(self, now: float) -> None:
         """Send the spectators the update that has been held back for them, if any."""
@@ -1243,7 +1243,7 @@ class Room:
         now: float,
         table: Table,
         receipt: Receipt | None,
-        frame: str | None = None,
+        frame: bytes | None = None,
         patches: Frames | None = None,
     ) -> None:
         """Every spectator's update, with every feed line held back for them since the last."""
@@ -1257,7 +1257,7 @@ class Room:
                 frame = update_frames(table, self.game, [None], receipt, lines, self._view_cache)[
                     None
                 ]
-            w.send_text(frame)
+            w.send_frame(frame)
         self._spectators_due = None
         self._spectator_lines = []
         self._spectators_sent = now
@@ -1278,10 +1278,10 @@ class Room:
             self._send_first(conn, seat, table, receipt, [], None, told)
             return
         if conn.patches:
-            text, conn.sent = self._patches(table, receipt).full(seat, [])
+            data, conn.sent = self._patches(table, receipt).full(seat, [])
         else:
-            text = update_frames(table, self.game, [seat], receipt, [], self._view_cache)[seat]
-        conn.send_text(text)
+            data = update_frames(table, self.game, [seat], receipt, [], self._view_cache)[seat]
+        conn.send_frame(data)
 
     def _viewers_changed(self) -> None:
         """A spectator came or went: the count reaches everyone at most once per interval."""
@@ -1291,9 +1291,9 @@ class Room:
             )
 
     def _send_all(self, msg: m.ServerMsg) -> None:
-        text = encode(msg)
+        data = frame_of(msg)
         for conn in self.members.everyone():
-            conn.send_text(text)
+            conn.send_frame(data)
 
     def _close_all(self, reason: str, code: int) -> None:
         for conn in list(self.members.everyone()):

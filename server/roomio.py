@@ -96,8 +96,8 @@ class Viewer(Protocol):
         """Send (or queue) a message; never waits."""
         ...
 
-    def send_text(self, text: str) -> None:
-        """Send (or queue) an encoded frame; never waits."""
+    def send_frame(self, data: bytes) -> None:
+        """Send (or queue) a whole WebSocket frame (``server.wsframes``); never waits."""
         ...
 
     def close(self, reason: str, code: int = ...) -> None:

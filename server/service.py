@@ -8,8 +8,8 @@ In-process use (tests, demos, bots)::
         await server.aclose()  # or cancel the nursery
 
 One connection's failure is that connection's alone: the server owns the accept loop
-(``server.listener``), wraps each accepted socket itself (``trio_websocket.wrap_server_stream``) in a
-task that contains every exception of its own, from the TLS and WebSocket handshakes to the last
+(``server.listener``) and runs each accepted socket, its TLS and WebSocket handshakes and its
+frames (``server.websocket``), in a task that contains every exception of its own, to the last
 close frame. Who may connect, send and create rooms is counted per source address (``server.gate``).
 """
 
@@ -26,18 +26,20 @@ from typing import Any
 
 import msgspec
 import trio
-from trio_websocket import ConnectionClosed, WebSocketRequest, wrap_server_stream
 
 from conjure.protocol import messages as m
 from conjure.protocol.errors import Refusal
 from conjure.protocol.messages import MAX_FRAME_BYTES, PROTOCOL_VERSION, client_decoder
 from conjure.protocol.patch import FEATURE as PATCHES
-from conjure.protocol.wsclose import crossed_close
 from conjure.server import fdbudget, heartbeat
 from conjure.server.config import ServerConfig
-from conjure.server.connection import CLOSE_GOING_AWAY, CLOSE_POLICY, CLOSE_TRY_LATER, Connection
-from conjure.server.directsend import FrameStream
-from conjure.server.framemeter import MAX_FRAGMENTS, Abuse, FrameMeter, MeteredStream
+from conjure.server.connection import (
+    CLOSE_GOING_AWAY,
+    CLOSE_POLICY,
+    CLOSE_TRY_LATER,
+    Connection,
+    frame_of,
+)
 from conjure.server.gate import AddressBook, Bucket
 from conjure.server.listener import Admitted, GuardedListener
 from conjure.server.lobby import new_room_code
@@ -45,6 +47,8 @@ from conjure.server.netinfo import url_host
 from conjure.server.recovery import LoadReport, Resumed, load_replays
 from conjure.server.room import Detached, Request, Room, Stop, msg_tag
 from conjure.server.roomio import DiskLogStore
+from conjure.server.websocket import Abuse, Closed, Handshake, read_request
+from conjure.server.wsframes import MAX_FRAGMENTS
 
 SERVER_NAME = "conjure-server/0.1"
 #: Words for players: "token" meant nothing to a newcomer who read it (the client comes back with
@@ -235,29 +239,18 @@ class GameServer:
             try:
                 if admitted is None:  # not a stream a guarded listener admitted: not served
                     return
-                async with trio.open_nursery() as nursery:
-                    transport: FrameStream | MeteredStream | None = None
-                    request: WebSocketRequest | None = None
-                    meter = FrameMeter(cfg.frame_rate, cfg.frame_burst)
-                    with trio.move_on_after(cfg.handshake_timeout) as handshake:
-                        meter.cut = handshake.cancel
-                        if cfg.ssl_context is not None:
-                            tls = trio.SSLStream(
-                                stream, cfg.ssl_context, server_side=True, https_compatible=True
-                            )
-                            await tls.do_handshake()
-                            transport = MeteredStream(tls, meter)
-                        else:
-                            transport = FrameStream(stream, meter)
-                        request = await wrap_server_stream(
-                            nursery,
-                            transport,
-                            message_queue_size=4,
-                            max_message_size=MAX_FRAME_BYTES,
+                handshake: Handshake | None = None
+                with trio.move_on_after(cfg.handshake_timeout):
+                    transport: trio.abc.Stream = stream
+                    if cfg.ssl_context is not None:
+                        tls = trio.SSLStream(
+                            stream, cfg.ssl_context, server_side=True, https_compatible=True
                         )
-                    if request is not None and transport is not None:
-                        await self._handle(request, admitted, transport, meter)
-                    nursery.cancel_scope.cancel()  # the library's reader task, if still running
+                        await tls.do_handshake()
+                        transport = tls
+                    handshake = await read_request(transport)
+                if handshake is not None:
+                    await self._handle(handshake, admitted)
             finally:
                 if admitted is not None:  # a handshake that never reached the handler ends here
                     self.book.handshake_over(admitted.host, admitted.ticket)
@@ -273,30 +266,22 @@ class GameServer:
                 return admitted
         return None
 
-    async def _handle(
-        self,
-        request: WebSocketRequest,
-        admitted: Admitted,
-        transport: FrameStream | MeteredStream,
-        meter: FrameMeter,
-    ) -> None:
-        """One handshaken connection: admission, then the read loop until it ends."""
+    async def _handle(self, handshake: Handshake, admitted: Admitted) -> None:
+        """One upgrade request: admission, the ``101``, then the read loop until it ends."""
         host = admitted.host
+        cfg = self.config
         refusal = self.book.connect(host, admitted.ticket)
         try:
             try:
-                ws = await request.accept()
-            except Exception:
+                ws = await handshake.accept(
+                    max_message=MAX_FRAME_BYTES,
+                    frame_rate=cfg.frame_rate,
+                    frame_burst=cfg.frame_burst,
+                )
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return
-            conn = Connection(
-                ws,
-                self.config.outbound_queue,
-                host,
-                stream=transport,
-                meter=meter,
-                beat=random.uniform(0.75, 1.25),
-            )
-            meter.report = partial(self._frame_abuse, conn)
+            conn = Connection(ws, cfg.outbound_queue, host, beat=random.uniform(0.75, 1.25))
+            ws.report = partial(self._frame_abuse, conn)
             if refusal is not None or self._stopping.is_set():
                 await self._turn_away(conn, refusal)
                 return
@@ -328,12 +313,8 @@ class GameServer:
             refusal = Refusal("shutting_down", "The server is shutting down.")
         code = _DOOR_CLOSE.get(refusal.code, CLOSE_GOING_AWAY)
         with trio.move_on_after(2.0):
-            with contextlib.suppress(ConnectionClosed, trio.BrokenResourceError):
-                await conn.ws.send_message(
-                    msgspec.json.encode(
-                        m.error(code=refusal.code, message=refusal.message)
-                    ).decode()
-                )
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await conn.ws.send(frame_of(m.error(code=refusal.code, message=refusal.message)))
         conn.abort(code, refusal.message)
         await conn.final_close()
 
@@ -396,10 +377,10 @@ class GameServer:
         raise exc
 
     def _report(self, exc: BaseException, conn: Connection | None) -> None:
-        ordinary = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+        ordinary = (Closed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
         def expected(e: BaseException) -> bool:
-            return isinstance(e, ordinary) or crossed_close(e)
+            return isinstance(e, ordinary)
 
         if isinstance(exc, BaseExceptionGroup):
             _, rest = exc.split(expected)
@@ -421,21 +402,23 @@ class GameServer:
         cfg = self.config
         bucket = Bucket(cfg.rate, cfg.burst, trio.current_time())
         book = self.book
-        while conn.closing is None:
+        while True:
             try:
-                raw = await conn.ws.get_message()
-            except ConnectionClosed:
+                raw = await conn.ws.receive()
+            except Closed:
                 # What was sent before the close is still handled: the connection counts as
                 # open (and its requests as its own) until the room is done with them.
                 await conn.settle()
                 return
+            if conn.closing is not None:
+                continue  # closing: read on only to meet the client's Close
             now = trio.current_time()
             if bucket.take(now):
                 book.note(conn.remote, "flood", "one connection over its message rate")
                 # What came within the rate is handled and answered first, then the goodbye.
                 await conn.settle()
                 conn.close(f"too many messages: at most {cfg.rate:g} a second", CLOSE_POLICY)
-                return
+                continue  # read on only to meet the client's Close
             wait = book.message_wait(conn.remote)
             if wait:
                 # The address's connections together are over their rate: this message is refused,

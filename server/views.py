@@ -35,6 +35,7 @@ from conjure.server.lobby import Lobby
 from conjure.server.results import card_view
 from conjure.server.rules.sheet import current_checks
 from conjure.server.rules.state import Game
+from conjure.server.wsframes import text_frame
 
 
 @dataclass(frozen=True)
@@ -105,8 +106,8 @@ def update_frames(
     feed: list[str],
     cache: ViewCache,
     earlier: list[str] | None = None,
-) -> dict[int | None, str]:
-    """The text frame of the ``Update`` each viewer gets: exactly
+) -> dict[int | None, bytes]:
+    """The text frame of the ``Update`` each viewer gets, a whole WebSocket frame: exactly
     ``encode(Update(view=build_view(table, game, v), receipt=receipt, feed=feed))``, built faster.
 
     The public view is built once; its big parts are encoded once (``msgspec.Raw`` is spliced in
@@ -119,7 +120,7 @@ def update_frames(
         **lasting_parts(table, game, public.settings, cache, "raw", _raw),
         "proposals": _raw(public.proposals),
     }
-    frames: dict[int | None, str] = {}
+    frames: dict[int | None, bytes] = {}
     for v in viewers:
         parts = list(players)
         for i, p in enumerate(public.players):
@@ -129,7 +130,7 @@ def update_frames(
             public, you=v, players=msgspec.Raw(b"[" + b",".join(parts) + b"]"), **shared
         )
         update = Update(view=view, receipt=receipt, feed=feed, earlier=earlier or [])
-        frames[v] = encoder.encode(update).decode("utf-8")
+        frames[v] = text_frame(encoder.encode(update))
     return frames
 
 

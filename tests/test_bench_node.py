@@ -66,13 +66,6 @@ def framed_port(load: ModuleType, tmp_path: Path) -> Iterator[int]:
 
 
 @pytest.fixture
-def direct_port(load: ModuleType, tmp_path: Path) -> Iterator[int]:
-    yield from _server(
-        load, "baseline", tmp_path, [sys.executable, str(load.BASELINE), "--direct-send"]
-    )
-
-
-@pytest.fixture
 def baseline_port(load: ModuleType, tmp_path: Path) -> Iterator[int]:
     yield from _server(load, "baseline", tmp_path, None)
 
@@ -114,12 +107,6 @@ async def test_framed_baseline_is_the_trio_baseline_message_for_message(
     framed_port: int, baseline_port: int
 ) -> None:
     assert await _exchange(framed_port) == await _exchange(baseline_port)
-
-
-async def test_direct_send_baseline_is_the_trio_baseline_message_for_message(
-    direct_port: int, baseline_port: int
-) -> None:
-    assert await _exchange(direct_port) == await _exchange(baseline_port)
 
 
 _OPENING = (

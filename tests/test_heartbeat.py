@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import trio
 from polling import poll_until
-from test_framemeter import raw_client
 from test_tls import _context, certs, known  # noqa: F401 (fixtures)
+from test_websocket import raw_client
 from wsclient import reset
 from wsproto.events import CloseConnection, Ping
 
@@ -109,11 +109,10 @@ async def test_a_quiet_tls_client_is_pinged_through_the_tls_stream(start_server,
     async with wire.connect(server.url, trust=Trust(pin=pin, known=known)) as link:
         await link.greet("test-heartbeat")
         (conn,) = server.connections
-        assert conn.meter is not None
-        before = conn.meter.frames
+        before = conn.ws.frames
         await trio.sleep(1.5)
         assert conn.open and conn in server.connections
-        assert conn.meter.frames - before >= 3  # pongs: the client sent nothing else
+        assert conn.ws.frames - before >= 3  # pongs: the client sent nothing else
 
 
 async def test_a_client_that_resets_as_it_is_pinged_costs_the_server_nothing(start_server):

@@ -22,7 +22,7 @@ from clienthelpers import wait_until
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polling import poll_until
-from wsclient import open_client, open_table, play_round, start_game
+from wsclient import open_client, open_table, play_round, start_game, unframe
 
 from conjure.client import wire
 from conjure.protocol import messages as m
@@ -110,7 +110,7 @@ def _views_of_a_whole_game(name: str):
         yield table, state
 
 
-def _whole(frame: str) -> tuple[dict, int]:
+def _whole(frame: bytes) -> tuple[dict, int]:
     msg = json.loads(frame)
     assert msg["type"] == "update"
     return msg["view"], msg["n"]
@@ -128,7 +128,8 @@ def test_every_patch_of_a_whole_game_gives_exactly_the_whole_view(name):
     for number, (table, game) in enumerate(_views_of_a_whole_game(name), 1):
         frames = Frames(public_doc(table, game, cache), None, number)
         for viewer in [*game.seats, None]:
-            text, after = frames.frame(sent.get(viewer), viewer, ["a line"])
+            data, after = frames.frame(sent.get(viewer), viewer, ["a line"])
+            text = unframe(data)
             msg = json.loads(text)
             if msg["type"] == "update":
                 held[viewer], n = _whole(text)
@@ -157,10 +158,12 @@ def test_a_moved_seat_moves_the_you_mark():
         return Table(code="ABCD", settings=lobby.settings, lobby=lobby, connected=frozenset(ids))
 
     first = Frames(public_doc(table(), None, cache), None, 1)
-    text, sent = first.frame(None, 1, [])
+    data, sent = first.frame(None, 1, [])
+    text = unframe(data)
     held, _ = _whole(text)
     lobby.reorder(ids[0], [1, 2, 0])  # Bob moves from seat 1 to seat 0
-    text, sent = Frames(public_doc(table(), None, cache), None, 2).frame(sent, 0, [])
+    data, sent = Frames(public_doc(table(), None, cache), None, 2).frame(sent, 0, [])
+    text = unframe(data)
     held = apply(held, json.loads(text)["ops"])
     assert held == msgspec.to_builtins(build_view(table(), None, 0), str_keys=True)
 

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from wsclient import unframe
 
 from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.messages import RoomSettings
 from conjure.server.config import ServerConfig
+from conjure.server.connection import frame_of
 from conjure.server.logformat import GENESIS, LogRecord, build_record
 from conjure.server.logstore import Batch, LogFailure
 from conjure.server.room import LOG_BACK, LOG_STALLED, Request, Room, Stop
@@ -50,10 +52,10 @@ class FakeViewer:
         return self.closed is None
 
     def send(self, msg: m.ServerMsg) -> None:
-        self.send_text(m.encoder.encode(msg).decode("utf-8"))
+        self.send_frame(frame_of(msg))
 
-    def send_text(self, text: str) -> None:
-        self.received.append(m.server_decoder.decode(text))
+    def send_frame(self, data: bytes) -> None:
+        self.received.append(m.server_decoder.decode(unframe(data)))
         self._news.set()
         self._news = trio.Event()
 

@@ -96,7 +96,7 @@ async def test_wss_with_a_certificate(start_server, tmp_path):
         assert len(code) == 4
         # Encrypted frames cannot be written around the TLS layer: they take the ordinary path.
         (conn,) = server.connections
-        assert conn.direct is None
+        assert not conn.ws.direct
 
 
 def test_interface_addresses_are_read_not_probed():

@@ -9,10 +9,11 @@ event each seat's and a spectator's frame is compared with the plainly built vie
 from __future__ import annotations
 
 import pytest
+from wsclient import unframe
 
 from conjure.protocol.messages import Receipt, ResultView, RoomSettings, Update, server_decoder
 from conjure.server import results
-from conjure.server.connection import encode
+from conjure.server.connection import frame_of
 from conjure.server.lobby import Lobby
 from conjure.server.rules import commands as c
 from conjure.server.rules.evolve import evolve
@@ -66,8 +67,8 @@ def frames_match(view_table: ViewTable, g: Game, cache: ViewCache, receipt: Rece
     assert set(frames) == set(viewers)
     for v in viewers:
         expected = Update(view=build_view(view_table, g, v), receipt=receipt, feed=feed)
-        assert DECODE.decode(frames[v]) == expected, f"viewer {v} in phase {g.phase}"
-        assert frames[v] == encode(expected)  # byte for byte, too
+        assert DECODE.decode(unframe(frames[v])) == expected, f"viewer {v} in phase {g.phase}"
+        assert frames[v] == frame_of(expected)  # byte for byte, too
 
 
 @pytest.mark.parametrize("make", [standard_game, dark_game])
@@ -102,5 +103,5 @@ def test_lobby_frames_equal_the_built_view() -> None:
     viewers = [0, 1, 2, None]
     frames = update_frames(table, None, viewers, None, [], ViewCache())
     for v in viewers:
-        assert DECODE.decode(frames[v]) == Update(view=build_view(table, None, v), feed=[])
-        assert DECODE.decode(frames[v]).view.you == v  # type: ignore[attr-defined]
+        assert DECODE.decode(unframe(frames[v])) == Update(view=build_view(table, None, v), feed=[])
+        assert DECODE.decode(unframe(frames[v])).view.you == v  # type: ignore[attr-defined]

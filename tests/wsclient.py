@@ -375,3 +375,14 @@ async def play_round(
             await cl.done()
     view = await first.wait_view(lambda v: len(v.results) >= number)
     return view.results[number - 1]
+
+
+def unframe(data: bytes) -> bytes:
+    """The payload of one whole, unmasked frame as the server writes it (RFC 6455 5.2)."""
+    n, start = data[1] & 0x7F, 2
+    if n == 126:
+        n, start = int.from_bytes(data[2:4], "big"), 4
+    elif n == 127:
+        n, start = int.from_bytes(data[2:10], "big"), 10
+    assert len(data) == start + n, "not one whole frame"
+    return data[start:]

@@ -9,12 +9,6 @@ room) and sends ``{"seq": Q, "a": <the action as received>, "pad": "..."}``, abo
 member of the room, the sender included, one ``send_message`` after another. That is all: the
 cheapest correct room broadcast trio-websocket can do, to compare the real server against.
 SIGTERM / SIGINT stop it.
-
-``--direct-send`` (a diagnostic, not a baseline the benchmark runs): each update is written
-straight to the member's socket through the Conjure server's ``conjure.server.directsend`` (here
-the broadcasting task pays any bytes a socket did not take, where Conjure leaves them to the
-connection's writer task), and only reading is left to trio-websocket. Against
-``framed_server.py``, which owns reading too, it shows what trio-websocket's reading costs.
 """
 
 from __future__ import annotations
@@ -28,9 +22,7 @@ from functools import partial
 
 import msgspec
 import trio
-from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket, wrap_server_stream
-
-from conjure.server.directsend import FrameStream
+from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
 
 UPDATE_BYTES = 1024
 HEAD = '{"seq":%d,"a":%s,"pad":"'
@@ -55,23 +47,18 @@ join_decoder = msgspec.json.Decoder(Join)
 
 
 async def _broadcast(room: BaseRoom, frame: str) -> None:
-    for ws, direct in list(room.members):
+    for ws in list(room.members):
         with contextlib.suppress(ConnectionClosed, trio.BrokenResourceError):
-            if direct is None or not direct.write(frame):
-                await ws.send_message(frame)
-            elif direct.owed:
-                await direct.flush()
+            await ws.send_message(frame)
 
 
-async def handler(
-    rooms: dict[str, BaseRoom], request: WebSocketRequest, direct: FrameStream | None = None
-) -> None:
+async def handler(rooms: dict[str, BaseRoom], request: WebSocketRequest) -> None:
     try:
         ws = await request.accept()
     except Exception:
         return
     room = None
-    member = (ws, direct)
+    member = ws
     try:
         join = join_decoder.decode(await ws.get_message())
         room = rooms.get(join.room)
@@ -91,17 +78,6 @@ async def handler(
                 room.members.remove(member)
             if not room.members:
                 rooms.pop(join.room, None)
-
-
-async def _direct(rooms: dict[str, BaseRoom], stream: trio.SocketStream) -> None:
-    """``--direct-send``: trio-websocket over a stream whose frames can also be written directly."""
-    direct = FrameStream(stream)
-    async with trio.open_nursery() as nursery:
-        request = await wrap_server_stream(nursery, direct)
-        try:
-            await handler(rooms, request, direct)
-        finally:
-            nursery.cancel_scope.cancel()
 
 
 async def serve_until_signalled(
@@ -126,12 +102,10 @@ async def tcp_port(nursery: trio.Nursery, handler: Callable, host: str, port: in
     return listeners[0].socket.getsockname()[1]
 
 
-async def main(host: str, port: int, direct_send: bool = False) -> None:
+async def main(host: str, port: int) -> None:
     rooms: dict[str, BaseRoom] = {}
 
     async def listen(nursery: trio.Nursery) -> int:
-        if direct_send:
-            return await tcp_port(nursery, partial(_direct, rooms), host, port)
         server = await nursery.start(
             partial(serve_websocket, partial(handler, rooms), host, port, None)
         )
@@ -151,6 +125,6 @@ def arguments(description: str, *extra: str) -> argparse.Namespace:
 
 
 if __name__ == "__main__":
-    a = arguments(__doc__.splitlines()[0], "--direct-send")
-    trio.run(main, a.host, a.port, a.direct_send)
+    a = arguments(__doc__.splitlines()[0])
+    trio.run(main, a.host, a.port)
     sys.exit(0)

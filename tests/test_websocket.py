@@ -1,0 +1,384 @@
+"""The server's WebSocket (``server.websocket``) on real sockets on 127.0.0.1.
+
+First a bare server that hands a :class:`Connection` to a script, as the real server hands it to
+a room: frames go straight onto the socket while it has room, and a frame the kernel takes only
+in part is finished before anything else, pongs and the Close frame included. Then the real
+server meets what a client may do wrong: frames that break RFC 6455, endless fragments, a ping
+flood, frames before the upgrade is answered, a request that is no upgrade.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
+
+import msgspec
+import pytest
+import trio
+from polling import poll_until
+from trio_websocket import ConnectionClosed, WebSocketConnection
+from wsclient import open_client
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import (
+    AcceptConnection,
+    CloseConnection,
+    Ping,
+    Pong,
+    Request,
+    TextMessage,
+)
+
+from conjure.client import wire
+from conjure.protocol import messages as m
+from conjure.server.connection import Connection
+from conjure.server.websocket import read_request
+from conjure.server.wsframes import MAX_FRAGMENTS, text_frame, unmask
+
+ATTACKER = "127.0.0.2"
+HONEST = "127.0.0.3"
+
+#: Bigger than the socket buffers of an unread loopback connection (about 4 MB here), so the
+#: kernel is sure to take only part of it: the rest is owed.
+HUGE = 16 * 2**20
+#: A huge frame, then frames that queue up behind it.
+BACKLOG = [HUGE] + [64 * 1024] * 20
+#: Client options for a reader that falls behind: it buffers one message and takes huge ones.
+UNREAD = {"message_queue_size": 1, "max_message_size": 2 * HUGE}
+
+
+def text(i: int, size: int) -> str:
+    return f"{i:05d}:" + "abcdefghij"[i % 10] * size
+
+
+def frame(i: int, size: int) -> bytes:
+    return text_frame(text(i, size).encode())
+
+
+#: What the bare server does with a connection.
+Script = Callable[[Connection], Awaitable[None]]
+
+
+@asynccontextmanager
+async def listening(
+    script: Script, queue_size: int = 10
+) -> AsyncIterator[tuple[int, list[Connection]]]:
+    """A bare server that runs ``script`` on each connection (its :class:`Connection` holds
+    ``queue_size`` frames), and reads it as the real server does. Yields its port, and the list
+    that receives each :class:`Connection`."""
+    conns: list[Connection] = []
+
+    async def handler(stream: trio.SocketStream) -> None:
+        handshake = await read_request(stream)
+        assert handshake is not None
+        ws = await handshake.accept(max_message=2 * HUGE, frame_rate=1000.0, frame_burst=1000.0)
+        conn = Connection(ws, queue_size=queue_size)
+        conns.append(conn)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(script, conn)
+            with contextlib.suppress(Exception):
+                while True:
+                    await ws.receive()
+
+    with trio.fail_after(30):  # a garbled stream can leave both ends waiting on each other
+        async with trio.open_nursery() as nursery:
+            (listener,) = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
+            yield listener.socket.getsockname()[1], conns
+            nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def serving(
+    script: Script, queue_size: int = 10, **client: int
+) -> AsyncIterator[tuple[WebSocketConnection, list[Connection]]]:
+    """:func:`listening`, and a trio-websocket client connected to it (``client``: its
+    ``open_websocket_url`` options)."""
+    async with (
+        listening(script, queue_size) as (port, conns),
+        wire.open_websocket(f"ws://127.0.0.1:{port}", **client) as ws,
+    ):
+        yield ws, conns
+
+
+def sending_server(
+    sizes: Sequence[int], **client: int
+) -> AbstractAsyncContextManager[tuple[WebSocketConnection, list[Connection]]]:
+    """:func:`serving` a script that sends frames of ``sizes`` at once, then holds on."""
+
+    async def send(conn: Connection) -> None:
+        async with trio.open_nursery() as tasks:
+            tasks.start_soon(conn.write_loop)
+            for i, size in enumerate(sizes):
+                conn.send_frame(frame(i, size))
+            await trio.sleep_forever()
+
+    return serving(send, len(sizes) + 1, **client)
+
+
+async def wait_for(check: Callable[[], bool]) -> None:
+    with trio.fail_after(5):
+        await poll_until(check)
+
+
+async def read_all(ws: WebSocketConnection, sizes: Sequence[int]) -> None:
+    for i, size in enumerate(sizes):
+        with trio.fail_after(10):
+            assert await ws.get_message() == text(i, size)
+
+
+async def test_the_real_server_writes_a_plain_sockets_frames_directly(server):
+    """The real server: a ws:// connection writes frames straight onto its socket, and knows
+    its peer's address."""
+    async with open_client(server.url, "Ann", source="127.0.0.2") as ann:
+        await ann.create()
+        (conn,) = server.connections
+        assert conn.ws.direct and conn.ws.whole >= 1
+        assert conn.remote == "127.0.0.2"
+
+
+async def test_frames_go_straight_to_the_socket_while_it_has_room():
+    async with sending_server([100] * 20) as (ws, conns):
+        await read_all(ws, [100] * 20)
+        (conn,) = conns
+        assert (conn.ws.whole, conn.ws.partial) == (20, 0)
+
+
+async def test_a_frame_taken_in_part_is_finished_before_anything_else():
+    async with sending_server(BACKLOG, **UNREAD) as (ws, conns):
+        await wait_for(lambda: bool(conns))
+        sock = conns[0].ws
+        # The client is not reading: the kernel took part of the first frame and the rest is owed.
+        await wait_for(lambda: sock.partial == 1)
+        async with trio.open_nursery() as nursery:
+            # The server answers a ping while bytes are owed or queued: its pong comes after.
+            nursery.start_soon(ws.ping, b"are you there")
+            await read_all(ws, BACKLOG)
+        assert not sock.owed
+
+
+async def test_the_shortcut_resumes_once_the_client_catches_up():
+    async with sending_server(BACKLOG, **UNREAD) as (ws, conns):
+        await wait_for(lambda: bool(conns))
+        await read_all(ws, BACKLOG)
+        conn = conns[0]
+        await wait_for(lambda: not conn.ws.owed and not conn._queue)
+        before = conn.ws.whole
+        conn.send_frame(frame(len(BACKLOG), 10))
+        assert conn.ws.whole == before + 1  # written at once, not queued
+        assert await ws.get_message() == text(len(BACKLOG), 10)
+
+
+async def test_a_cancelled_flush_keeps_the_rest_owed_for_the_close_frame():
+    """The writer is cancelled while the client is not reading; the close still lands whole."""
+    flush_cancelled = trio.Event()
+
+    async def script(conn: Connection) -> None:
+        conn.send_frame(frame(0, HUGE))
+        await conn.ws.flush()  # the client's reader takes it all, then waits for the app
+        conn.send_frame(frame(1, HUGE))
+        assert conn.ws.owed
+        with trio.move_on_after(0.2):
+            await conn.ws.flush()  # the client is not reading: this cannot finish
+        assert conn.ws.owed
+        flush_cancelled.set()
+        await conn.ws.aclose(1000, "goodbye")
+
+    async with serving(script, **{**UNREAD, "message_queue_size": 0}) as (ws, _):
+        await flush_cancelled.wait()
+        await read_all(ws, [HUGE, HUGE])
+        with pytest.raises(ConnectionClosed) as closed:
+            await ws.get_message()
+        assert (closed.value.reason.code, closed.value.reason.reason) == (1000, "goodbye")
+
+
+async def test_nothing_is_written_once_the_peer_has_hung_up_without_a_close_frame():
+    """A client that only shuts its side (a FIN, no Close frame) is gone: the frames the room
+    still hands its connection are dropped, not put on the socket."""
+    seen: list[tuple[int, int]] = []
+
+    async def script(conn: Connection) -> None:
+        with trio.fail_after(10):
+            await poll_until(lambda: conn.ws.closed is not None)
+        before = (conn.ws.whole, conn.ws.partial)
+        conn.send_frame(frame(0, 10))
+        seen.append((conn.ws.whole - before[0], conn.ws.partial - before[1]))
+
+    async with listening(script, 4) as (port, conns):
+        client = WSConnection(ConnectionType.CLIENT)
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        await stream.send_all(client.send(Request(host="127.0.0.1", target="/")))
+        while not any(isinstance(e, AcceptConnection) for e in client.events()):
+            client.receive_data(await stream.receive_some())
+        await stream.send_eof()  # the FIN, and nothing else
+        await wait_for(lambda: bool(seen))
+        assert seen == [(0, 0)]
+        assert conns[0].ws.closed is not None
+        await stream.aclose()
+
+
+# ---------------------------------------------------------------------- the real server
+
+
+async def tcp_from(server, source: str) -> trio.SocketStream:
+    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_STREAM)
+    await sock.bind((source, 0))
+    await sock.connect(("127.0.0.1", server.port))
+    return trio.SocketStream(sock)
+
+
+@contextlib.asynccontextmanager
+async def raw_client(server, source: str, bare: bool = False):
+    """A greeted wsproto client bound to ``source``: (its connection, its stream). ``bare``:
+    its request's lines end in a bare newline (which the server's HTTP parser takes)."""
+    stream = await tcp_from(server, source)
+    ws = WSConnection(ConnectionType.CLIENT)
+    try:
+        request = ws.send(Request(host="127.0.0.1", target="/"))
+        await stream.send_all(request.replace(b"\r\n", b"\n") if bare else request)
+        with trio.fail_after(5):
+            while not any(isinstance(e, AcceptConnection) for e in ws.events()):
+                ws.receive_data(await stream.receive_some())
+        hello = msgspec.json.encode(wire.hello_message("attacker")).decode()
+        await stream.send_all(ws.send(TextMessage(data=hello)))
+        yield ws, stream
+    finally:
+        await stream.aclose()
+
+
+async def closed_with(ws: WSConnection, stream: trio.SocketStream) -> tuple[int, list[str]]:
+    """Read until the server's Close: its code, and the texts that came before it."""
+    texts: list[str] = []
+    with trio.fail_after(10):
+        while True:
+            data = await stream.receive_some()
+            if not data:
+                return 1006, texts
+            ws.receive_data(data)
+            for event in ws.events():
+                if isinstance(event, TextMessage):
+                    texts.append(event.data)
+                elif isinstance(event, CloseConnection):
+                    return event.code, texts
+
+
+def masked(first: int, payload: bytes, mask: bytes = b"\x0f\x0e\x0d\x0c") -> bytes:
+    """A client frame built by hand (for what no library sends); ``first``: its first byte."""
+    assert len(payload) < 126
+    return bytes((first, 0x80 | len(payload))) + mask + unmask(payload, mask)
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (b"\x81\x02hi", 1002),  # unmasked
+        (masked(0x81 | 0x40, b"hi"), 1002),  # a reserved bit (no extension was agreed)
+        (masked(0x83, b"hi"), 1002),  # an unknown opcode
+        (masked(0x81, b"\xff\xfe"), 1007),  # text that is not UTF-8
+    ],
+    ids=["unmasked", "reserved-bit", "unknown-opcode", "not-utf8"],
+)
+async def test_a_frame_that_breaks_rfc_6455_closes_that_connection_with_its_code(
+    start_server, data, code
+):
+    server = await start_server()
+    async with raw_client(server, ATTACKER) as (ws, stream):
+        await stream.send_all(data)
+        got, _ = await closed_with(ws, stream)
+    assert got == code
+    async with open_client(server.url, "Ann", source=HONEST) as ann:  # the server is fine
+        assert await ann.create()
+
+
+async def test_the_clients_close_is_answered_with_its_code_and_its_seat_goes_away(server):
+    async with raw_client(server, ATTACKER) as (ws, stream):
+        with trio.fail_after(5):
+            await poll_until(lambda: len(server.connections) == 1)
+        await stream.send_all(ws.send(CloseConnection(code=4001, reason="done here")))
+        code, _ = await closed_with(ws, stream)
+        assert code == 4001
+        with trio.fail_after(5):
+            await poll_until(lambda: not server.connections)
+
+
+async def test_a_request_that_is_not_an_upgrade_gets_an_http_refusal(server):
+    for request, status in [
+        (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", b"400"),
+        (
+            b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n",
+            b"426",
+        ),
+        (b"NOT HTTP AT ALL\r\n\r\n", b"400"),
+    ]:
+        stream = await trio.open_tcp_stream("127.0.0.1", server.port)
+        await stream.send_all(request)
+        got = b""
+        with trio.fail_after(5), contextlib.suppress(trio.BrokenResourceError):
+            while data := await stream.receive_some():
+                got += data
+        await stream.aclose()
+        assert got.startswith(b"HTTP/1.1 " + status), got
+    async with open_client(server.url, "Ann") as ann:
+        assert await ann.create()
+
+
+async def test_a_message_sent_in_endless_empty_fragments_is_closed_with_a_reason(start_server):
+    server = await start_server()
+    async with raw_client(server, ATTACKER) as (ws, stream):
+        await stream.send_all(ws.send(TextMessage(data="", message_finished=False)))
+        empty = ws.send(TextMessage(data="", message_finished=False))  # 6 bytes on the wire
+        with contextlib.suppress(trio.BrokenResourceError):
+            for _ in range(MAX_FRAGMENTS + 10):
+                await stream.send_all(empty)
+        code, texts = await closed_with(ws, stream)
+    assert code == 1008
+    byes = [t for t in texts if '"bye"' in t]
+    assert byes and f"at most {MAX_FRAGMENTS} frames" in byes[-1]
+    async with open_client(server.url, "Ann", source=HONEST) as ann:  # the server is fine
+        assert await ann.create()
+
+
+@pytest.mark.parametrize("bare", [False, True], ids=["crlf", "bare-newlines"])
+async def test_a_ping_flood_is_held_to_the_frame_rate_while_others_play_on(start_server, bare):
+    """200 pings at once against a budget of 20 and 5 a second: the connection is not read
+    again for some 36 s, so none of them is answered yet, while another player plays on."""
+    server = await start_server(frame_rate=5.0, frame_burst=20.0)
+    async with (
+        raw_client(server, ATTACKER, bare) as (ws, stream),
+        open_client(server.url, "Ann", source=HONEST) as ann,
+    ):
+        await ann.create()
+        await stream.send_all(b"".join(ws.send(Ping(b"%d" % i)) for i in range(200)))
+        with trio.fail_after(10):
+            await poll_until(lambda: any(c.remote == ATTACKER for c in server.connections))
+        (conn,) = [c for c in server.connections if c.remote == ATTACKER]
+        with trio.fail_after(10):
+            await poll_until(lambda: conn.ws.held > 0)
+        await ann.send(m.SendChat(text="still here"))  # the held connection holds up nobody
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "still here")
+        pongs = 0
+        with trio.move_on_after(0.3):
+            while data := await stream.receive_some():
+                ws.receive_data(data)
+                pongs += sum(isinstance(e, Pong) for e in ws.events())
+        assert pongs == 0, "the pings were read in spite of the budget"
+    assert server.book.refused.get("frame_rate", 0) >= 1
+
+
+async def test_frames_sent_before_the_upgrade_is_answered_end_the_connection(start_server):
+    """RFC 6455 4.1: a client waits for the reply. One that does not is ended before it is a
+    WebSocket, and the server serves others as before."""
+    server = await start_server()
+    stream = await tcp_from(server, ATTACKER)
+    ws = WSConnection(ConnectionType.CLIENT)
+    hidden = bytes([0x82, 0xFF]) + (2**62).to_bytes(8, "big") + b"mask"
+    await stream.send_all(ws.send(Request(host="127.0.0.1", target="/")) + hidden)
+    got = b""
+    with trio.fail_after(10), contextlib.suppress(trio.BrokenResourceError):
+        while data := await stream.receive_some():
+            got += data
+    await stream.aclose()
+    assert b"HTTP/1.1 101" not in got  # no WebSocket was made of it
+    async with open_client(server.url, "Ann", source=HONEST) as ann:
+        assert await ann.create()
