@@ -7,7 +7,10 @@
 For every (room count, mode) it starts a fresh server as its own process -- first the bare
 trio-websocket broadcast baseline (bench/loadlib/baseline_server.py: no rules, no log, ~1 KB
 updates), then the same broadcast framing its own WebSocket frames on plain Trio streams
-(bench/loadlib/framed_server.py: what trio-websocket itself costs), then on Node with ``ws``
+(bench/loadlib/framed_server.py: what trio-websocket itself costs), then that broadcast making
+each action durable in a log of its room before it tells it (``framed_server.py --durable``,
+through Conjure's own group commit: the floor under any server that keeps Conjure's promise on
+this disk), then on Node with ``ws``
 (bench/loadlib/node_baseline/server.js, the peer runtime's baseline; skipped when node or npm is
 missing), then Conjure (``python -m conjure.client.cli serve --port 0 --replays <tmpdir>``, so
 every action is appended and fsync'd) --
@@ -86,7 +89,7 @@ NPM_INSTALL = (
 )
 #: The servers a run can load, in the order they run; "both" is the older spelling of the first and
 #: last, kept for scripts that use it.
-TARGETS = ("baseline", "framed", "node", "conjure")
+TARGETS = ("baseline", "framed", "durable", "node", "conjure")
 # start, then per round: choose, 6 spells, mark, 6 commits, 6 reveals, 6 dones
 ACTIONS_PER_GAME = 1 + 6 * 26
 LAG_LIMIT_MS = 10.0  # generator event-loop lag (p99) above this: the generator was a bottleneck
@@ -196,7 +199,11 @@ class Server(ServerProcess):
         else:  # the baselines: each takes only where to listen
             if not base and kind == "node":
                 raise RuntimeError("the node server needs the command node_baseline() returns")
-            base = base or [py, str(FRAMED if kind == "framed" else BASELINE)]
+            if not base:
+                base = {
+                    "framed": [py, str(FRAMED)],
+                    "durable": [py, str(FRAMED), "--durable"],
+                }.get(kind, [py, str(BASELINE)])
             argv = [*base, "--host", HOST, "--port", "0"]
         self.kind = kind
         super().__init__(argv, cwd=ROOT, name=f"{kind} server")
@@ -231,9 +238,12 @@ def run_one(kind: str, mode: str, rooms: int, args) -> dict:
     ctx = mp.get_context("spawn")
     ready_q, result_q, go = ctx.Queue(), ctx.Queue(), ctx.Event()
     procs: list = []
-    cmd = {"conjure": args.conjure_cmd, "node": args.node_argv, "framed": None}.get(
-        kind, args.baseline_cmd
-    )
+    cmd = {
+        "conjure": args.conjure_cmd,
+        "node": args.node_argv,
+        "framed": None,
+        "durable": None,
+    }.get(kind, args.baseline_cmd)
     server = Server(kind, tmp, cmd)
     out: dict = {
         "kind": kind,
@@ -530,13 +540,16 @@ def _rate(r: dict) -> float:
 
 
 #: (numerator, denominator) of the ratio table: Conjure against each baseline, and the other
-#: baselines against trio-websocket's (Node's ws; the same broadcast framing its own frames).
+#: baselines against trio-websocket's (Node's ws; the same broadcast framing its own frames, and
+#: making each action durable first).
 RATIO_PAIRS = (
     ("conjure", "baseline"),
     ("conjure", "node"),
     ("conjure", "framed"),
+    ("conjure", "durable"),
     ("node", "baseline"),
     ("framed", "baseline"),
+    ("durable", "baseline"),
 )
 RATIO_HEADER = (
     f"{'mode':<6} {'rooms':>5} {'ratio':<18} {'p50':>7} {'p99':>7} {'p99 cl':>7} {'act/s':>7}"
@@ -657,7 +670,7 @@ def report(runs: list[dict], args) -> None:
     for (mode, rooms), both in pairs.items():
         c, b, nb = both.get("conjure"), both.get("baseline"), both.get("node")
         head = f"[{mode}, {rooms} rooms]"
-        for r in (b, both.get("framed"), nb, c):
+        for r in (b, both.get("framed"), both.get("durable"), nb, c):
             if r is None or "error" in r:
                 continue
             notes = bottlenecks(r)
@@ -725,9 +738,10 @@ def main(argv: list[str] | None = None) -> int:
         "--target",
         default="all",
         metavar="LIST",
-        help="which servers to load, a comma list of baseline, framed, node and conjure (default"
-        " all: ratios need the baselines; 'both' is baseline,conjure; framed is the trio baseline"
-        " framing its own WebSocket frames, without trio-websocket); node is skipped, with a note,"
+        help="which servers to load, a comma list of baseline, framed, durable, node and conjure"
+        " (default all: ratios need the baselines; 'both' is baseline,conjure; framed is the trio"
+        " baseline framing its own WebSocket frames, without trio-websocket; durable is framed"
+        " making each action durable in its room's log first); node is skipped, with a note,"
         " when node or npm is missing or ws cannot be installed",
     )
     ap.add_argument("--games", type=int, default=1, help="games each room plays in a row")

@@ -10,12 +10,12 @@ public view serves every viewer of a room; per viewer only the ``you`` marks are
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import msgspec
 
-from conjure.protocol.messages import Receipt, encoder
+from conjure.protocol.messages import Receipt, RoomSettings, encoder
 from conjure.protocol.patch import Op, diff
 from conjure.server.rules.state import Game
 from conjure.server.views import Table, ViewCache, lasting_parts, public_view
@@ -24,10 +24,10 @@ from conjure.server.wsframes import text_frame
 Doc = dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class Sent:
+class Sent(msgspec.Struct, frozen=True, gc=False):
     """What a patching viewer holds: view number ``n``, made from ``doc`` (the public view as
-    JSON data) for ``seat``."""
+    JSON data) for ``seat``. (A struct the collector does not track: it refers to no object
+    that could refer back to it, and one is kept per viewer and seat.)"""
 
     n: int
     doc: Doc
@@ -38,15 +38,30 @@ def _builtins(obj: object) -> Any:
     return msgspec.to_builtins(obj, str_keys=True)
 
 
-def public_doc(table: Table, game: Game | None, cache: ViewCache) -> Doc:
-    """The public view as the JSON data a client decodes from it.
+#: Stands in for the settings while the rest of a view is turned into data: the settings come
+#: from the cache (``lasting_parts``), already data.
+_NO_SETTINGS = RoomSettings()
 
-    The parts that rarely change are the very objects of the last view until they do, so they
-    cost nothing to make, and ``diff`` passes over them at once (equal by identity).
+
+def public_doc(table: Table, game: Game | None, cache: ViewCache) -> Doc:
+    """The public view as the JSON data a client decodes from it (exactly
+    ``msgspec.to_builtins(view, str_keys=True)``).
+
+    The parts that rarely change (the settings, the dealt cards, the past results), each
+    player's entry and the card are the very objects of the last view until they change, so
+    they cost nothing to make, and ``diff`` passes over them at once (equal by identity).
     """
     view = public_view(table, game, cache, lists=False)
-    doc: Doc = _builtins(view)
-    doc.update(lasting_parts(table, game, view.settings, cache, "doc", _builtins))
+    players, card, settings = view.players, view.card, view.settings
+    doc: Doc = _builtins(
+        msgspec.structs.replace(view, players=[], card=None, settings=_NO_SETTINGS)
+    )
+    doc.update(lasting_parts(table, game, settings, cache, "doc", _builtins))
+    doc["players"] = [
+        cache.get(f"player {i} doc", p, partial(_builtins, p)) for i, p in enumerate(players)
+    ]
+    if card is not None:
+        doc["card"] = cache.get("card doc", card, partial(_builtins, card))
     return doc
 
 

@@ -110,13 +110,17 @@ class Dealing:
     contributions: dict[int, str] = field(default_factory=dict)
 
 
-@dataclass
 class Request:
-    """A decoded client message for this room; ``done`` is set once it has been handled."""
+    """A decoded client message for this room; ``done`` is set once it has been handled.
 
-    conn: Viewer
-    msg: m.ClientMsg
-    done: trio.Event = field(default_factory=trio.Event)
+    (A plain class with slots: one is made for every message a client sends.)"""
+
+    __slots__ = ("conn", "done", "msg")
+
+    def __init__(self, conn: Viewer, msg: m.ClientMsg) -> None:
+        self.conn = conn
+        self.msg = msg
+        self.done = trio.Event()
 
 
 @dataclass
@@ -333,14 +337,19 @@ class Room:
         if self._presence:
             await self._log_presence()
         while True:
-            wait = self._next_wake() - self.config.clock()
-            if wait > 0 and not self._inbox:
-                with trio.move_on_after(wait):
-                    await self._wakeup.park()
-                continue  # woken by an item, or time for the timer: look again
-            if wait <= 0:  # an overdue deadline goes before queued requests
+            wake = self._next_wake()
+            if not self._inbox:
+                wait = wake - self.config.clock()
+                if wait > 0:
+                    with trio.move_on_after(wait):
+                        await self._wakeup.park()
+                # Woken by an item or by the clock. ``wake`` still holds: nothing of the room
+                # changes while it waits (all comes through the inbox), only the time.
+            if self.config.clock() >= wake:  # an overdue deadline goes before queued requests
                 await trio.lowlevel.checkpoint()  # a timer that changed nothing must not spin
                 await self._on_timer()
+            elif not self._inbox:
+                continue
             else:
                 item = self._inbox.popleft()
                 if isinstance(item, Stop):

@@ -66,6 +66,15 @@ def framed_port(load: ModuleType, tmp_path: Path) -> Iterator[int]:
 
 
 @pytest.fixture
+def durable(load: ModuleType, tmp_path: Path) -> Iterator:
+    server = load.Server("durable", str(tmp_path), None)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
 def baseline_port(load: ModuleType, tmp_path: Path) -> Iterator[int]:
     yield from _server(load, "baseline", tmp_path, None)
 
@@ -188,3 +197,14 @@ async def test_framed_baseline_drops_a_connection_that_breaks_the_protocol_and_s
         await stream.aclose()
         # only that connection ended: the server still plays, as the trio baseline does
         assert await _exchange(framed_port) == await _exchange(baseline_port)
+
+
+async def test_durable_baseline_logs_each_action_before_it_tells_the_room(
+    durable, baseline_port: int
+) -> None:
+    """The floor under a durable server: the same messages, and every action in its room's log."""
+    assert await _exchange(durable.port) == await _exchange(baseline_port)
+    (folder,) = [line.split(" in ", 1)[1] for line in durable.tail if "durable logs in" in line]
+    logs = await trio.Path(folder).iterdir()
+    lines = [line for log in logs for line in (await log.read_text()).splitlines()]
+    assert sorted(json.loads(line)["a"]["seat"] for line in lines) == [0, 1]  # the joins: none

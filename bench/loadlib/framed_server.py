@@ -12,6 +12,13 @@ closes; an update is framed once and written to each member's socket with one ``
 write the kernel takes only in part leaves the rest owed, and the connection's writer task sends
 it before anything later, so frames keep their order. Trio's public API and the standard library
 only. SIGTERM / SIGINT stop it.
+
+``--durable`` (the benchmark's ``durable`` target): the same broadcast, except that each action
+is first appended to its room's own log file and made durable through the Conjure server's own
+group commit (``conjure.server.groupsync``: the worker threads, ``pwritev2(RWF_DSYNC)`` or a
+shared ``syncfs``), and told to the room only then, as Conjure tells an action only once it is
+durable. No rules, no views, no hash chain: the floor under any server that keeps the brief's
+promise on this machine's disk. The logs go to a temporary folder, removed at exit.
 """
 
 from __future__ import annotations
@@ -19,13 +26,19 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import itertools
 import os
+import shutil
 import sys
+import tempfile
 from functools import partial
 
 import msgspec
 import trio
 from baseline_server import HEAD, PAD, arguments, join_decoder, serve_until_signalled, tcp_port
+
+from conjure.server.fssync import shared_sync_device
+from conjure.server.groupsync import group_sync
 
 #: RFC 6455 section 1.3: appended to the client's key to make the accept token.
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -145,11 +158,43 @@ class Conn:
 
 
 class Room:
-    __slots__ = ("members", "seq")
+    __slots__ = ("device", "fd", "lock", "members", "seq")
 
     def __init__(self) -> None:
         self.members: list[Conn] = []
         self.seq = 0
+        #: ``--durable``: the room's log (opened at its first action), its device for a shared
+        #: ``syncfs``, and a lock that keeps one append of it in flight (its actions in order).
+        self.fd = -1
+        self.device: int | None = None
+        self.lock = trio.Lock()
+
+
+#: ``--durable``: the folder of the rooms' logs (None: actions are not logged).
+LOGS: str | None = None
+
+
+_log_names = itertools.count()
+
+
+async def make_durable(room: Room, line: bytes) -> None:
+    """Append ``line`` to the room's log and return once it is durable (``--durable``)."""
+    assert LOGS is not None
+    if room.fd < 0:
+        room.fd = os.open(
+            os.path.join(LOGS, f"{next(_log_names)}.log"),
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+            0o600,
+        )
+        room.device = shared_sync_device(os.fstat(room.fd).st_dev)
+    try:
+        room.lock.acquire_nowait()  # no scheduling round trip while it is free (most often)
+    except trio.WouldBlock:
+        await room.lock.acquire()
+    try:
+        await group_sync().append(room.fd, line, room.device)
+    finally:
+        room.lock.release()
 
 
 def broadcast(room: Room, data: bytes) -> None:
@@ -183,7 +228,7 @@ def parse(buf: bytearray) -> tuple[int, bool, bytes] | None:
     return b0 & 0x0F, bool(b0 & 0x80), payload
 
 
-def on_message(rooms: dict[str, Room], conn: Conn, text: str) -> None:
+async def on_message(rooms: dict[str, Room], conn: Conn, text: str) -> None:
     """A whole text message: the first names the room, every later one is an action."""
     room = conn.room
     if room is None:
@@ -194,7 +239,10 @@ def on_message(rooms: dict[str, Room], conn: Conn, text: str) -> None:
         broadcast(room, frame(_TEXT, b'{"seq":0,"members":%d}' % len(room.members)))
     else:
         room.seq += 1
-        broadcast(room, frame(_TEXT, (HEAD % (room.seq, text) + PAD + '"}').encode()))
+        seq = room.seq
+        if LOGS is not None:
+            await make_durable(room, b'{"seq":%d,"a":%s}\n' % (seq, text.encode()))
+        broadcast(room, frame(_TEXT, (HEAD % (seq, text) + PAD + '"}').encode()))
 
 
 async def serve_frames(rooms: dict[str, Room], conn: Conn, buf: bytearray) -> None:
@@ -222,7 +270,7 @@ async def serve_frames(rooms: dict[str, Room], conn: Conn, buf: bytearray) -> No
                 raise Closed("message too large")
             parts.append(payload)
             if fin:
-                on_message(rooms, conn, b"".join(parts).decode())
+                await on_message(rooms, conn, b"".join(parts).decode())
                 parts, size = [], 0
         chunk = await conn.stream.receive_some(65536)
         if not chunk:
@@ -277,6 +325,13 @@ async def main(host: str, port: int) -> None:
 
 
 if __name__ == "__main__":
-    a = arguments(__doc__.splitlines()[0])
-    trio.run(main, a.host, a.port)
+    a = arguments(__doc__.splitlines()[0], "--durable")
+    if a.durable:
+        LOGS = tempfile.mkdtemp(prefix="conjure-bench-durable-")
+        print(f"durable logs in {LOGS}", flush=True)
+    try:
+        trio.run(main, a.host, a.port)
+    finally:
+        if LOGS is not None:
+            shutil.rmtree(LOGS, ignore_errors=True)
     sys.exit(0)
