@@ -34,8 +34,12 @@ CREATION_WINDOW = 60.0
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)
 def address_key(host: str) -> str:
-    """The unit limits count by: an IPv4 address, or an IPv6 /64 (IPv4-mapped ones as IPv4)."""
+    """The unit limits count by: an IPv4 address, or an IPv6 /64 (IPv4-mapped ones as IPv4).
+
+    (Memoized: it is asked for every message a client sends, and parsing an address is not free.)
+    """
     try:
         ip = ipaddress.ip_address(host)
     except ValueError:

@@ -126,10 +126,7 @@ class WebSocket:
         while not ready:
             if self.closed is not None:
                 raise Closed(*self.closed)
-            try:
-                data = await self.stream.receive_some(_READ)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                data = b""
+            data = await self._read()
             if not data:
                 self._ended(CLOSE_ABNORMAL, "")
                 continue
@@ -149,6 +146,28 @@ class WebSocket:
             if violation is not None:
                 await self._violated(violation)
         return ready.popleft()
+
+    async def _read(self) -> bytes:
+        """The client's next bytes (``b""``: its stream has ended).
+
+        Over plain TCP: wait until the socket is readable, then one ``read(2)``. (Trio's
+        ``receive_some`` reads first and waits when that fails, which is the usual case here,
+        between two of a player's actions: a system call and some layers more per message.)
+        """
+        fd = self._fd
+        if fd < 0:
+            try:
+                return await self.stream.receive_some(_READ)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return b""
+        while True:
+            try:
+                await trio.lowlevel.wait_readable(fd)
+                return os.read(fd, _READ)
+            except BlockingIOError:
+                continue
+            except (OSError, trio.ClosedResourceError):  # reset, or closed under us
+                return b""
 
     async def _spend(self, frames: int) -> None:
         self.heard_at = now = trio.current_time()
@@ -281,10 +300,7 @@ class WebSocket:
     async def drain(self) -> None:
         """Read and drop what the client still sends, until its Close frame or the end."""
         while not self._peer_closed.is_set():
-            try:
-                data = await self.stream.receive_some(_READ)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                data = b""
+            data = await self._read()
             if not data:
                 self._peer_closed.set()
                 return
