@@ -16,7 +16,8 @@ anything later, so frames never interleave. Over TLS every frame goes the second
 Every frame a client sends is counted, pings and fragments too, against the connection's
 frame budget (``frame_rate`` a second, ``frame_burst`` saved up): over it, the connection is not
 read again until it is within it, so TCP pushes the client back and the server does no work for
-it. A client that sends anything after its upgrade request before the server's reply (RFC 6455
+it. A read may hold thousands of tiny frames: at most a burst of them is parsed before the wait.
+A client that sends anything after its upgrade request before the server's reply (RFC 6455
 section 4.1 forbids it) is cut off before it is a WebSocket.
 """
 
@@ -88,6 +89,8 @@ class WebSocket:
         self._lock = trio.StrictFIFOLock()  #: held while bytes are sent through the stream
         self._owed: bytes | memoryview = b""
         self._bucket = Bucket(frame_rate, frame_burst, trio.current_time())
+        #: Frames parsed at most before the budget is spent on them (a read may hold thousands).
+        self._batch = max(1, int(frame_burst))
         #: Told of each abuse (the server logs it, and closes the connection on "fragments").
         self.report: Callable[[Abuse], None] | None = None
         #: The close handshake is over, or the stream broke: (code, reason). Nothing more is
@@ -126,11 +129,14 @@ class WebSocket:
         while not ready:
             if self.closed is not None:
                 raise Closed(*self.closed)
-            data = await self._read()
-            if not data:
-                self._ended(CLOSE_ABNORMAL, "")
-                continue
-            found, began, violation = self._reader.feed(data)
+            if self._reader.more:
+                data = b""  # frames of the last read are still buffered: no read until they are
+            else:
+                data = await self._read()
+                if not data:
+                    self._ended(CLOSE_ABNORMAL, "")
+                    continue
+            found, began, violation = self._reader.feed(data, self._batch)
             if began:
                 await self._spend(began)
             for item in found:

@@ -94,7 +94,17 @@ def unmask(data: bytes | bytearray | memoryview, mask: bytes) -> bytes:
 class FrameReader:
     """A client's frames, from its bytes cut anywhere (pure: no I/O, no clock)."""
 
-    __slots__ = ("_buf", "_head", "_max", "_message", "_parts", "_size", "fragments", "frames")
+    __slots__ = (
+        "_buf",
+        "_head",
+        "_max",
+        "_message",
+        "_parts",
+        "_size",
+        "fragments",
+        "frames",
+        "more",
+    )
 
     def __init__(self, max_message: int) -> None:
         self._buf = bytearray()
@@ -109,19 +119,33 @@ class FrameReader:
         self.fragments = 0
         #: Frames whose header has been read, in all.
         self.frames = 0
+        #: The last :meth:`feed` stopped at its ``limit``: frames are buffered unread.
+        self.more = False
 
-    def feed(self, data: bytes | bytearray) -> tuple[list[Incoming], int, Violation | None]:
+    def feed(
+        self, data: bytes | bytearray, limit: int | None = None
+    ) -> tuple[list[Incoming], int, Violation | None]:
         """What ``data`` completes, in order; how many frames began in it (headers read); and
-        the rule it breaks, if one (nothing after that is read: the connection ends)."""
+        the rule it breaks, if one (nothing after that is read: the connection ends).
+
+        ``limit``: begin at most that many frames, and keep the rest buffered (:attr:`more`;
+        ``feed(b"", limit)`` goes on). Why: one read of 64 KiB holds some 10,000 empty frames,
+        each an object once parsed; a caller that spends a frame budget parses no more than it
+        allows before it waits.
+        """
         buf = self._buf
         buf += data
         out: list[Incoming] = []
         pos, n, began = 0, len(buf), 0
+        self.more = False
         try:
             while True:
                 head = self._head
                 if head is None:
                     if n - pos < 2:
+                        break
+                    if limit is not None and began >= limit:
+                        self.more = True
                         break
                     b0, b1 = buf[pos], buf[pos + 1]
                     if b0 & 0x70:
@@ -162,6 +186,7 @@ class FrameReader:
         except Violation as exc:
             buf.clear()
             self._head = None
+            self.more = False
             return out, began, exc
         del buf[:pos]
         return out, began, None

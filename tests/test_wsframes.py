@@ -186,3 +186,16 @@ def test_a_message_of_too_many_fragments_is_refused_at_the_one_too_many():
     whole = client.send(BytesMessage(data=b"ab", message_finished=True))
     found, began, violation = FrameReader(MAX).feed(whole * (MAX_FRAGMENTS + 10))
     assert (len(found), began, violation) == (MAX_FRAGMENTS + 10, MAX_FRAGMENTS + 10, None)
+
+
+def test_a_limited_feed_begins_no_more_frames_and_keeps_the_rest():
+    reader = FrameReader(MAX)
+    pings = b"".join(masked(wsframes.PING, b"%d" % i) for i in range(25))
+    found, began, violation = reader.feed(pings, 10)
+    assert (len(found), began, violation, reader.more) == (10, 10, None, True)
+    rest: list = []
+    while reader.more:
+        more, began, violation = reader.feed(b"", 10)
+        assert began <= 10 and violation is None
+        rest += more
+    assert [p.payload for p in found + rest] == [b"%d" % i for i in range(25)]
