@@ -359,8 +359,10 @@ async def read_request(stream: trio.abc.Stream) -> Handshake | None:
     try:
         handshake.receive_data(seen)
         request = next((e for e in handshake.events() if isinstance(e, Request)), None)
-    except RemoteProtocolError as exc:
-        hint = exc.event_hint
+    except (RemoteProtocolError, UnicodeError) as exc:
+        # wsproto decodes some headers itself (the host as IDNA, comma lists as ASCII) and lets
+        # a UnicodeError out: a bad request all the same, not the server's failure to log.
+        hint = exc.event_hint if isinstance(exc, RemoteProtocolError) else RejectConnection()
         if isinstance(hint, RejectConnection):
             try:
                 with trio.move_on_after(1.0):

@@ -401,3 +401,31 @@ async def test_a_burst_of_tiny_frames_in_one_read_is_parsed_no_faster_than_the_b
         with trio.fail_after(10):
             await poll_until(lambda: conn.ws.held > 0)
         assert conn.ws.frames <= 2 * burst + 1  # the hello, a burst, and the one over it
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"Host: \xff\xfe",  # wsproto decodes the host as IDNA
+        b"Host: xn--zz",  # punycode that does not decode
+        b"Host: x\r\nConnection: Upgrade, \xff",  # and comma lists as ASCII
+        b"Host: x\r\nSec-WebSocket-Protocol: \xe9",
+    ],
+    ids=["host-not-ascii", "host-bad-idna", "connection-not-ascii", "subprotocol-not-ascii"],
+)
+async def test_an_upgrade_with_undecodable_headers_gets_a_400_not_a_logged_crash(
+    server, caplog, header
+):
+    request = (
+        b"GET / HTTP/1.1\r\n" + header + b"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    stream = await tcp_from(server, ATTACKER)
+    await stream.send_all(request)
+    got = b""
+    with trio.fail_after(5), contextlib.suppress(trio.BrokenResourceError):
+        while data := await stream.receive_some():
+            got += data
+    await stream.aclose()
+    assert got.startswith(b"HTTP/1.1 400"), got
+    assert not [r for r in caplog.records if "unexpected error" in r.getMessage()]
