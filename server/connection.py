@@ -208,7 +208,8 @@ class Connection:
 
     async def final_close(self) -> None:
         """Close the WebSocket for good (shielded, bounded): called once the handler ends. The
-        client's Close is waited for (and what it still sends dropped) for at most a second."""
+        client's Close is waited for (and what it still sends dropped) for at most a second, and
+        only while the client keeps to its frame budget."""
         self.mark_closed()
         assert self.closing is not None
         with trio.CancelScope(shield=True), trio.move_on_after(1.0):

@@ -304,15 +304,25 @@ class WebSocket:
         await self._peer_closed.wait()
 
     async def drain(self) -> None:
-        """Read and drop what the client still sends, until its Close frame or the end."""
+        """Read and drop what the client still sends, until its Close frame or the end.
+
+        Within the frame budget, as :meth:`receive`: a client over it is not waited for (else
+        one that sends without pause here has the event loop parse its frames for as long as
+        the caller waits)."""
+        reader = self._reader
         while not self._peer_closed.is_set():
-            data = await self._read()
-            if not data:
-                self._peer_closed.set()
-                return
-            found, _began, violation = self._reader.feed(data)
+            if reader.more:
+                data = b""
+            else:
+                data = await self._read()
+                if not data:
+                    self._peer_closed.set()
+                    return
+            found, began, violation = reader.feed(data, self._batch)
             if violation is not None or any(isinstance(x, Close) for x in found):
                 self._peer_closed.set()
+            elif began and self._bucket.spend(trio.current_time(), began):
+                return  # over its budget: its Close is not waited for
 
 
 # ---------------------------------------------------------------------- the opening handshake

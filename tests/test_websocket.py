@@ -429,3 +429,29 @@ async def test_an_upgrade_with_undecodable_headers_gets_a_400_not_a_logged_crash
     await stream.aclose()
     assert got.startswith(b"HTTP/1.1 400"), got
     assert not [r for r in caplog.records if "unexpected error" in r.getMessage()]
+
+
+async def test_frames_sent_while_the_server_waits_for_the_clients_close_keep_to_the_budget(
+    start_server,
+):
+    """The last wait for a client's Close (``drain``, up to a second after the server's Close)
+    reads within the frame budget too: else a client the server closes (here, one the heartbeat
+    drops while it is over its budget) has all it sends in that second parsed, and one that
+    sends without pause costs the event loop the whole second."""
+    burst = 20
+    server = await start_server(
+        frame_rate=5.0, frame_burst=float(burst), heartbeat_interval=1.0, heartbeat_timeout=0.5
+    )
+    pongs = masked(0x8A, b"") * 3000  # 6 bytes each
+    async with raw_client(server, ATTACKER) as (ws, stream):
+        await stream.send_all(pongs)
+        with trio.fail_after(10):
+            await poll_until(lambda: any(c.remote == ATTACKER for c in server.connections))
+        (conn,) = [c for c in server.connections if c.remote == ATTACKER]
+        code, _ = await closed_with(ws, stream)  # the heartbeat drops it: the server's Close
+        assert code == 1001
+        with trio.fail_after(10), contextlib.suppress(trio.BrokenResourceError):
+            await stream.send_all(pongs)  # while the server waits for the client's Close
+            while await stream.receive_some():  # until the server closes the socket
+                pass
+    assert conn.ws.frames <= 4 * burst
