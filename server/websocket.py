@@ -250,12 +250,16 @@ class WebSocket:
             await self._pay()
 
     async def _control(self, data: bytes) -> None:
-        """A control frame of the server's own (a Pong): at once if the socket is free."""
-        if not self.write(data) and not self.close_sent and self.closed is None:
-            try:
+        """A control frame of the server's own (a Pong): at once if the socket is free, and
+        finished here if the kernel took only part of it (no writer task is told of it)."""
+        try:
+            if self.write(data):
+                if self._owed:
+                    await self.flush()
+            elif not self.close_sent and self.closed is None:
                 await self.send(data)
-            except trio.BrokenResourceError:
-                self._ended(CLOSE_ABNORMAL, "")
+        except trio.BrokenResourceError:
+            self._ended(CLOSE_ABNORMAL, "")
 
     async def _send_close(self, code: int | None, reason: str) -> None:
         async with self._lock:
@@ -351,7 +355,7 @@ async def read_request(stream: trio.abc.Stream) -> Handshake | None:
     seen = b""
     while True:
         try:
-            data = await stream.receive_some(MAX_REQUEST)
+            data = await stream.receive_some(MAX_REQUEST + 1 - len(seen))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return None
         if not data:
