@@ -153,8 +153,8 @@ class WebSocket:
                 await self._violated(violation)
         return ready.popleft()
 
-    async def _read(self) -> bytes:
-        """The client's next bytes (``b""``: its stream has ended).
+    async def _read(self) -> bytes | bytearray:
+        """The client's next bytes (empty: its stream has ended).
 
         Over plain TCP: wait until the socket is readable, then one ``read(2)``. (Trio's
         ``receive_some`` reads first and waits when that fails, which is the usual case here,
