@@ -40,7 +40,7 @@ from conjure.client.texts import (
 )
 from conjure.protocol.events import CASE_TEXT, RULE_TEXT
 from conjure.protocol.messages import PlayerView, ProposalView, ResultView, View
-from conjure.protocol.wording import join_command, names_list, stars
+from conjure.protocol.wording import join_command, names_list, stars, watch_command
 
 PHASE_NAMES = {
     "lobby": "lobby",
@@ -181,7 +181,10 @@ def header(session: Session, width: int = 80) -> StyleAndTextTuples:
     parts: list[tuple[int, str]] = []  # (drop order: higher goes first, text), display order
     if width >= 100:
         parts.append((9, "Conjure"))
-    if v is not None:
+    out = v is not None and session.left_room()  # a table the player is no longer at
+    if v is not None and out:
+        parts.append((0, f"room {v.room}"))
+    elif v is not None:
         parts.append((5, f"room {v.room}"))
         if v.settings.variant == "dark-magic":
             parts.append((4, "Dark Magic"))
@@ -191,8 +194,7 @@ def header(session: Session, width: int = 80) -> StyleAndTextTuples:
             parts.append((3, f"conjurer {session.pname(v.conjurer)}"))
         if v.card is not None and v.phase not in ("lobby", "over"):
             parts.append((2, f"{v.card.text} {stars(v.card.stars)}"))
-        if not session.left_lobby():  # a lobby the player is no longer in
-            parts.append((0, PHASE_NAMES.get(v.phase, v.phase)))
+        parts.append((0, PHASE_NAMES.get(v.phase, v.phase)))
     elif session.room:
         parts.append((0, f"room {session.room}"))
     elif session.create:
@@ -201,7 +203,9 @@ def header(session: Session, width: int = 80) -> StyleAndTextTuples:
         parts.append((0, "Conjure"))
     right = ""
     style_right = "class:header"
-    if v is not None and v.paused:
+    if out:
+        pass  # no clock of a game this player is out of
+    elif v is not None and v.paused:
         right = " ⏸ paused "
     else:
         remaining = session.remaining()
@@ -310,7 +314,7 @@ def _name_cell(name: str, tags: str, width: int) -> str:
 def board_rows(session: Session, width: int = 80) -> list[Row]:
     """The column titles (1), one row per player (0), their notes (2) and the legend (3)."""
     v = session.view
-    if v is None or session.left_lobby():  # a board the player is no longer at
+    if v is None or session.left_room():  # a board the player is no longer at
         return []
     pending = session.marks if v.phase == "mark" and session.is_conjurer() else set()
     cols = []
@@ -624,16 +628,25 @@ def lobby_rows(session: Session, width: int = 80) -> list[Row]:
     return out
 
 
-def left_lobby_rows(session: Session, width: int = 80) -> list[Row]:
-    """Out of a lobby for good: why, and where to go from here (the lobby is gone from view).
+def left_room_rows(session: Session, width: int = 80) -> list[Row]:
+    """Out of a room's lobby or game for good: why, and where to go from here (the table is
+    gone from view).
 
     Why: a player the host removed still saw the lobby, their own seat marked as theirs and the
-    line to share, under a status line that said otherwise.
+    line to share, under a status line that said otherwise; and one removed from a game saw the
+    game's board as if they still played in it.
     """
     v = session.view
     assert v is not None and session.ended is not None
     out = _rows("class:title", f"You are no longer in room {v.room}", width)
     out += _rows("class:bad", session.ended[:1].upper() + session.ended[1:] + ".", width, 0, "  ")
+    if v.phase != "lobby":
+        out += _rows("", "The game goes on without you.", width, 0, "  ")
+        if v.settings.spectators:
+            out += _rows("", "To watch it, quit (Ctrl-Q) and run:", width, 0, "  ")
+            for text in wrap(watch_command(session.server, v.room), width, "    ", "      "):
+                out.append(Row([("class:you", text)]))
+        return out
     out += _rows("", "To play on, quit (Ctrl-Q) and make a room of your own:", width, 0, "  ")
     command = join_command(session.server, name=session.name or "")
     for text in wrap(command, width, "    ", "      "):
@@ -757,8 +770,8 @@ def panel_rows(session: Session, width: int = 80) -> list[Row]:
     if v is None or (not session.joined and session.join_field is not None):
         return join_rows(session, width)
     assert v is not None
-    if session.left_lobby():
-        return left_lobby_rows(session, width)
+    if session.left_room():
+        return left_room_rows(session, width)
     if v.phase == "lobby":
         return lobby_rows(session, width)
     if v.phase == "over":

@@ -315,11 +315,17 @@ class Session(Inputs):
             width,
         )
 
-    def left_lobby(self) -> bool:
-        """The server said goodbye for good while this seat was in a lobby (the host removed it,
-        say): the lobby on screen is no longer this player's."""
+    def left_room(self) -> bool:
+        """The server said goodbye for good to a seat that is no longer at the table: a lobby's
+        seat (the host removed it, say), or a player removed from the game (their last view
+        says so). The table on screen is no longer this player's."""
         v = self.view
-        return self.ended is not None and v is not None and v.phase == "lobby"
+        if self.ended is None or v is None:
+            return False
+        if v.phase == "lobby":
+            return True
+        me = self.me
+        return me is not None and me.kicked
 
     # ---------------------------------------------------------------- server messages
 

@@ -76,6 +76,8 @@ LOG_STALLED = (
 )
 LOG_BACK = "The game log can be written again: play on."
 DEALING = "The cards are being dealt; try again in a moment."
+#: A removed player's goodbye.
+REMOVED = "the host removed you from the game"
 #: The messages ``to_command`` makes game commands of (a kick only once the game started).
 _GAME_MSGS = (
     m.ChooseCard,
@@ -876,8 +878,9 @@ class Room:
         consecutive requests, so each connection's answers keep their order; it ends before a
         command that is refused (that one is decided again on its own, once the group is
         durable, so its refusal speaks of a durable state), before anything that is not a game
-        command, before a kick (whose player must first hear of the moves before it), after a
-        command that ends the round, or once a deadline is due.
+        command, before a kick (whose player must first hear of the moves before it) and after
+        one (nor of any move after it), after a command that ends the round, or once a deadline
+        is due.
         """
         self.members.acting(conn, self)  # one who may not act is told so first
         g = self.game
@@ -890,7 +893,10 @@ class Room:
         group: list[Decided] = []
         state = self._decide_one(conn, msg, g, acted, pending, group)
         taken: list[Request] = []
-        most = GROUP_MOST if self._inbox and self._next_wake() > self.config.clock() else 1
+        # A kick ends its group as it begins one: the removed player sees the update that
+        # removes them, and no move decided after it.
+        alone = isinstance(msg, m.KickPlayer) or not self._inbox
+        most = 1 if alone or self._next_wake() <= self.config.clock() else GROUP_MOST
         try:
             while self._inbox and len(group) < most and self._goes_on(g, state):
                 nxt = self._inbox[0]
@@ -1105,10 +1111,12 @@ class Room:
         assert self.game is not None
         if all(isinstance(e, PresenceChanged) for e in events):
             return  # the room told everyone already ("... is away."); the view is the same
-        for p in self.game.setup.players:  # removed players' connections go
-            if p.seat in self.game.kicked and (gone := self.members.remove(p.id)) is not None:
-                gone.close("the host removed you from the game")
         self._broadcast(feed.describe(self.game, events) if lines is None else lines)
+        # Removed players' connections go, once they have seen the update that removes them:
+        # without it a removed player's screen kept the game as if they still played in it.
+        for p in self.game.setup.players:
+            if p.seat in self.game.kicked and (gone := self.members.remove(p.id)) is not None:
+                gone.close(REMOVED)
         if self.game.over and self.writer is not None:
             self.writer.close()
 

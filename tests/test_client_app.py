@@ -16,6 +16,7 @@ from conjure.protocol.messages import (
     ResumeSeat,
     RevealSummon,
     RoomSettings,
+    StartGame,
     Update,
 )
 
@@ -338,6 +339,28 @@ async def test_a_player_the_host_removes_from_the_lobby_sees_the_way_on_not_the_
             assert "▶" not in screen and "spell word" not in screen  # no board, no seat as his
             assert "/say chat" not in screen  # nothing can be said any more
             assert "lobby" not in screen.splitlines()[0]  # the header names no lobby of his
+
+
+async def test_a_player_removed_from_a_game_is_told_the_game_goes_on_without_them(server, tmp_path):
+    """Seen in a review: a player the host removed mid-game still saw the game's board under
+    "disconnected: the host removed you from the game", as if still playing."""
+    async with open_client(server.url, "Ann") as ann, open_client(server.url, "Cy") as cy:
+        code = await ann.create(RoomSettings(spectators=True))
+        async with HeadlessClient(opts(server, tmp_path, name="Bob Lee", room=code)) as bob:
+            await bob.wait_screen("Lobby: 2 players seated")
+            await cy.join(code)
+            await ann.wait_view(lambda v: len(v.players) == 3)
+            await ann.send(StartGame())
+            await bob.wait(phase_is("choose"), what="the game to start")
+            await ann.send(KickPlayer(seat=1))
+            screen = await bob.wait_screen(f"You are no longer in room {code}")
+            assert "The host removed you from the game." in screen
+            assert "The game goes on without you." in screen
+            assert f"conjure watch {server.url} --room {code}" in screen
+            assert "round 1/3" not in screen and "⏱" not in screen  # nor the game's header
+            assert "✦" not in screen and "spell word" not in screen  # the board is gone
+            assert bob.session.me is not None and bob.session.me.kicked  # it saw the removal
+        await cy.wait_view(lambda v: v.players[1].kicked)
 
 
 async def test_the_client_keeps_each_deals_commitment_and_its_own_share_as_logged(server, tmp_path):

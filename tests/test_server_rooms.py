@@ -228,6 +228,7 @@ async def test_skip_and_kick_in_a_game(server):
         await ann.send(m.KickPlayer(seat=3))
         await dee.wait_closed()
         assert any(isinstance(x, m.Bye) and "removed" in x.reason for x in dee.received)
+        assert dee.view is not None and dee.view.players[3].kicked  # told before the goodbye
         v = await cy.wait_view(lambda v: v.players[3].kicked)
         async with open_client(server.url, "Dee again") as dee2:
             await dee2.send(m.ResumeSeat(room=ann.room, token=dee.token))
