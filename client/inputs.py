@@ -769,7 +769,7 @@ class Inputs(Prompts):
         if error:
             self.say("warn", error)
             return False
-        self.status = None
+        self.status = None if form.notice is None else ("info", form.notice)
         if form.step == "done":
             self.form = None
             self.pending_settings = form.settings

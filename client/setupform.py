@@ -21,17 +21,24 @@ LIMIT_DEFAULTS = InLimits()
 
 
 def parse_card(text: str) -> Card:
-    """'Famous bridge ***', 'Famous bridge ★★' or 'Famous bridge 3' -> a Card."""
+    """'Famous bridge ***', 'Famous bridge ★★' or 'Famous bridge 3' -> a Card (1 star when
+    none is given)."""
+    return _card_and_stars_given(text)[0]
+
+
+def _card_and_stars_given(text: str) -> tuple[Card, bool]:
     raw = text.strip()
     count = 0
     while raw and raw[-1] in "*★":
         count += 1
         raw = raw[:-1].rstrip()
+    given = count > 0
     if count == 0:
         head, _, tail = raw.rpartition(" ")
         if head and tail.isdigit():
             count = int(tail)
             raw = head.strip()
+            given = True
         else:
             count = 1
     raw = clean_card_text(raw)
@@ -43,7 +50,31 @@ def parse_card(text: str) -> Card:
         raise ValueError("A category text has at most 60 characters.")
     if problem := card_text_problem(raw, "A category"):
         raise ValueError(problem + ".")
-    return Card(text=raw, stars=count)
+    return Card(text=raw, stars=count), given
+
+
+#: The most custom categories a room's settings hold.
+MAX_CARDS = 200
+
+
+def _cards_notice(new: list[Card], added: list[Card], given: bool, from_file: bool) -> str | None:
+    """What adding ``new`` did, when it was not just what was typed (None: nothing to say).
+
+    Why: a category typed without stars became one worth a single star, and one already there
+    was dropped, both without a word (a review)."""
+    if from_file:
+        dropped = len(new) - len(added)
+        more = f" ({dropped} already there or over the {MAX_CARDS} allowed)" if dropped else ""
+        return f"Added {len(added)} categories from the file{more}."
+    (card,) = new
+    if not added:
+        return f"'{card.text}' is not added: it is there already, or there are {MAX_CARDS}."
+    if not given:
+        return (
+            f"'{card.text}' is worth {stars(1)} (1 star); type '{card.text} **' or "
+            f"'{card.text} 2' to make it worth more."
+        )
+    return None
 
 
 def parse_limits(text: str, base: InLimits = LIMIT_DEFAULTS) -> InLimits:
@@ -120,6 +151,9 @@ class SetupForm:
 
     def __post_init__(self) -> None:
         self.cards = list(self.settings.custom_cards)
+        #: What the last answer did that was not said in it (a category given no stars, a
+        #: category already there): said on the status line.
+        self.notice: str | None = None
 
     def prompt(self) -> str:
         s = self.settings
@@ -156,7 +190,9 @@ class SetupForm:
         )
 
     def answer(self, text: str) -> str | None:
-        """Take one answer; returns an error sentence, or None (see ``step``, 'done' at the end)."""
+        """Take one answer; returns an error sentence, or None (see ``step``, 'done' at the end)
+        and perhaps a :attr:`notice` of what the answer did that the player might not expect."""
+        self.notice = None
         t = text.strip()
         s = self.settings
         if self.step == "variant":
@@ -189,17 +225,21 @@ class SetupForm:
                     return "Only your own categories: add at least 3 (one per player)."
                 self.step = "spectators"
                 return None
+            given = True
             try:
-                new = list(load_deck(t[1:].strip())) if t.startswith("@") else [parse_card(t)]
+                if t.startswith("@"):
+                    new = list(load_deck(t[1:].strip()))
+                else:
+                    card, given = _card_and_stars_given(t)
+                    new = [card]
             except (DeckError, ValueError) as exc:
                 return str(exc)
             known = {c.text.casefold() for c in self.cards}
-            for card in new:
-                if card.text.casefold() not in known:
-                    self.cards.append(card)
-                    known.add(card.text.casefold())
-            self.cards = self.cards[:200]
+            added = [c for c in new if c.text.casefold() not in known]
+            added = list({c.text.casefold(): c for c in added}.values())[: MAX_CARDS - len(known)]
+            self.cards += added
             self.settings = msgspec.structs.replace(s, custom_cards=list(self.cards))
+            self.notice = _cards_notice(new, added, given, t.startswith("@"))
             return None
         if self.step == "spectators":
             if t.lower() in ("", "y", "yes", "n", "no"):

@@ -538,7 +538,39 @@ def test_settings_form_loads_a_deck_file(tmp_path):
     assert form.answer("") is None
     assert form.step == "spectators"
     assert [c.text for c in form.settings.custom_cards] == ["Planet", "Tree", "Bird"]
-    assert form.answer("@/nonexistent/deck.toml") is None or True
+    assert form.notice is None
+    form.step = "cards"
+    refused = form.answer("@/nonexistent/deck.toml")
+    assert refused is not None and "cannot read" in refused
+    assert form.answer(f"@{deck}") is None
+    assert (
+        form.notice == "Added 0 categories from the file (2 already there or over the 200 allowed)."
+    )
+
+
+def test_a_category_given_no_stars_or_typed_twice_is_said_so(tmp_path):
+    """A review: 'Tree' became a one-star category, and a second 'tree' was dropped, in
+    silence."""
+    form = SetupForm(step="cards")
+    assert form.answer("Famous bridge **") is None and form.notice is None
+    assert form.answer("Tree") is None
+    assert (
+        form.notice
+        == "'Tree' is worth ★ (1 star); type 'Tree **' or 'Tree 2' to make it worth more."
+    )
+    assert form.answer("tree 2") is None
+    assert form.notice == "'tree' is not added: it is there already, or there are 200."
+    assert [(c.text, c.stars) for c in form.settings.custom_cards] == [
+        ("Famous bridge", 2),
+        ("Tree", 1),
+    ]
+    s = Session(server=URL, store=StateDir(tmp_path), send=lambda m: None, name="Ann", create=True)
+    s.form = SetupForm(step="cards")
+    assert s.submit("Tree")
+    assert s.status == (
+        "info",
+        "'Tree' is worth ★ (1 star); type 'Tree **' or 'Tree 2' to make it worth more.",
+    )
 
 
 def test_parsers():
