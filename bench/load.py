@@ -585,19 +585,28 @@ def _caveats(*runs: dict) -> str:
     return f" [caveats: {', '.join(sorted(flags))} -- see the notes above]" if flags else ""
 
 
-def _node_line(mode: str, rooms: int, c: dict, n: dict) -> str:
-    """The summary line of Conjure against the Node baseline, with the Node figures themselves."""
+#: How the summary names each peer baseline Conjure is set against (the trio one has its own).
+PEER_NAMES = {
+    "node": "the Node ws baseline",
+    "durable": "the durable floor (the framed broadcast, each action durable first)",
+}
+
+
+def _peer_line(mode: str, rooms: int, c: dict, n: dict, peer: str = "node") -> str:
+    """The summary line of Conjure against a peer baseline (``peer``: Node's, or the durable
+    floor), with that baseline's figures themselves."""
     cpu = ratio(c["cpu_ms_per_action"], n["cpu_ms_per_action"])
+    against = PEER_NAMES[peer]
     if mode == "paced":
         line = (
-            f"paced, {rooms} rooms x 6 players, against the Node ws baseline (p50"
+            f"paced, {rooms} rooms x 6 players, against {against} (p50"
             f" {n['p50']:.1f} ms, p99 {n['p99']:.1f} ms, {n['cpu_ms_per_action']:.2f} ms CPU per"
             f" action): Conjure p50 {ratio(c['p50'], n['p50'])}, p99 {ratio(c['p99'], n['p99'])},"
             f" CPU per action {cpu}"
         )
     else:
         line = (
-            f"flat out, {rooms} rooms, against the Node ws baseline ({n['steady']:.0f} actions/s"
+            f"flat out, {rooms} rooms, against {against} ({n['steady']:.0f} actions/s"
             f" sustained, p99 {n['p99']:.0f} ms, {n['cpu_ms_per_action']:.2f} ms CPU per action):"
             f" Conjure actions/s {ratio(c['steady'], n['steady'])}, p99"
             f" {ratio(c['p99'], n['p99'])}, CPU per action {cpu}"
@@ -710,8 +719,10 @@ def report(runs: list[dict], args) -> None:
                         f" ratio {ratio(c['steady_clean'], b['steady_clean'])}]"
                     )
             readme.append(line + _caveats(b, c))
-        if c and nb and "error" not in c and "error" not in nb:
-            readme.append(_node_line(mode, rooms, c, nb))
+        for peer in PEER_NAMES:
+            p = both.get(peer)
+            if c and p and "error" not in c and "error" not in p:
+                readme.append(_peer_line(mode, rooms, c, p, peer))
     fs = next((r["fs"] for r in runs if r.get("kind") == "conjure" and "fs" in r), "?")
     spread = next((r["stagger"] for r in runs if r.get("mode") == "paced" and "stagger" in r), 0)
     print()
