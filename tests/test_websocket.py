@@ -262,6 +262,17 @@ async def closed_with(ws: WSConnection, stream: trio.SocketStream) -> tuple[int,
                     return event.code, texts
 
 
+async def answer_to(stream: trio.SocketStream, request: bytes) -> bytes:
+    """Send ``request`` and read all the server says until it closes; close the stream."""
+    await stream.send_all(request)
+    got = b""
+    with trio.fail_after(5), contextlib.suppress(trio.BrokenResourceError):
+        while data := await stream.receive_some():
+            got += data
+    await stream.aclose()
+    return got
+
+
 def masked(first: int, payload: bytes, mask: bytes = b"\x0f\x0e\x0d\x0c") -> bytes:
     """A client frame built by hand (for what no library sends); ``first``: its first byte."""
     assert len(payload) < 126
@@ -312,12 +323,7 @@ async def test_a_request_that_is_not_an_upgrade_gets_an_http_refusal(server):
         (b"NOT HTTP AT ALL\r\n\r\n", b"400"),
     ]:
         stream = await trio.open_tcp_stream("127.0.0.1", server.port)
-        await stream.send_all(request)
-        got = b""
-        with trio.fail_after(5), contextlib.suppress(trio.BrokenResourceError):
-            while data := await stream.receive_some():
-                got += data
-        await stream.aclose()
+        got = await answer_to(stream, request)
         assert got.startswith(b"HTTP/1.1 " + status), got
     async with open_client(server.url, "Ann") as ann:
         assert await ann.create()
@@ -420,13 +426,7 @@ async def test_an_upgrade_with_undecodable_headers_gets_a_400_not_a_logged_crash
         b"GET / HTTP/1.1\r\n" + header + b"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
     )
-    stream = await tcp_from(server, ATTACKER)
-    await stream.send_all(request)
-    got = b""
-    with trio.fail_after(5), contextlib.suppress(trio.BrokenResourceError):
-        while data := await stream.receive_some():
-            got += data
-    await stream.aclose()
+    got = await answer_to(await tcp_from(server, ATTACKER), request)
     assert got.startswith(b"HTTP/1.1 400"), got
     assert not [r for r in caplog.records if "unexpected error" in r.getMessage()]
 

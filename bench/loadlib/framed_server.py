@@ -10,8 +10,9 @@ messages would save (docs/PERFORMANCE.md). Each connection is one Trio task that
 socket, parses and unmasks the client's frames itself (RFC 6455 section 5) and answers pings and
 closes; an update is framed once and written to each member's socket with one ``write(2)``. A
 write the kernel takes only in part leaves the rest owed, and the connection's writer task sends
-it before anything later, so frames keep their order. Trio's public API and the standard library
-only. SIGTERM / SIGINT stop it.
+it before anything later, so frames keep their order. Trio's public API, the standard library and
+the Conjure server's own frame builder and unmasking (``conjure.server.wsframes``, so that both
+pay the same for them). SIGTERM / SIGINT stop it.
 
 ``--durable`` (the benchmark's ``durable`` target): the same broadcast, except that each action
 is first appended to its room's own log file and made durable through the Conjure server's own
@@ -39,6 +40,7 @@ from baseline_server import HEAD, PAD, arguments, join_decoder, serve_until_sign
 
 from conjure.server.fssync import shared_sync_device
 from conjure.server.groupsync import group_sync
+from conjure.server.wsframes import frame, unmask
 
 #: RFC 6455 section 1.3: appended to the client's key to make the accept token.
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -51,25 +53,6 @@ _CONTINUATION, _TEXT, _CLOSE, _PING, _PONG = 0x0, 0x1, 0x8, 0x9, 0xA
 
 class Closed(Exception):
     """The client broke a rule of the protocol (or sent no opening handshake): drop it."""
-
-
-def frame(opcode: int, payload: bytes) -> bytes:
-    """A server frame: FIN set, unmasked (RFC 6455 section 5.2)."""
-    n = len(payload)
-    if n < 126:
-        head = bytes((0x80 | opcode, n))
-    elif n < 65536:
-        head = bytes((0x80 | opcode, 126)) + n.to_bytes(2, "big")
-    else:
-        head = bytes((0x80 | opcode, 127)) + n.to_bytes(8, "big")
-    return head + payload
-
-
-def unmask(mask: bytes, data: bytes) -> bytes:
-    """XOR ``data`` with the repeated 4-byte ``mask``, as one big-integer operation."""
-    n = len(data)
-    key = int.from_bytes((mask * (n // 4 + 1))[:n], "little")
-    return (int.from_bytes(data, "little") ^ key).to_bytes(n, "little")
 
 
 def accept_response(request: bytes) -> bytes:
@@ -223,7 +206,7 @@ def parse(buf: bytearray) -> tuple[int, bool, bytes] | None:
     end = pos + 4 + n
     if len(buf) < end:
         return None
-    payload = unmask(bytes(buf[pos : pos + 4]), bytes(buf[pos + 4 : end]))
+    payload = unmask(bytes(buf[pos + 4 : end]), bytes(buf[pos : pos + 4]))
     del buf[:end]
     return b0 & 0x0F, bool(b0 & 0x80), payload
 
