@@ -57,8 +57,11 @@ def _card_and_stars_given(text: str) -> tuple[Card, bool]:
 MAX_CARDS = 200
 
 
-def _cards_notice(new: list[Card], added: list[Card], given: bool, from_file: bool) -> str | None:
-    """What adding ``new`` did, when it was not just what was typed (None: nothing to say).
+def _cards_notice(
+    new: list[Card], added: list[Card], given: bool, from_file: bool, known: set[str]
+) -> str | None:
+    """What adding ``new`` did, when it was not just what was typed (None: nothing to say);
+    ``known``: the categories there were before, by their folded text.
 
     Why: a category typed without stars became one worth a single star, and one already there
     was dropped, both without a word (a review)."""
@@ -68,7 +71,9 @@ def _cards_notice(new: list[Card], added: list[Card], given: bool, from_file: bo
         return f"Added {len(added)} categories from the file{more}."
     (card,) = new
     if not added:
-        return f"'{card.text}' is not added: it is there already, or there are {MAX_CARDS}."
+        if card.text.casefold() in known:
+            return f"'{card.text}' is one of your categories already."
+        return f"'{card.text}' is not added: a room takes at most {MAX_CARDS} categories."
     if not given:
         return (
             f"'{card.text}' is worth {stars(1)} (1 star); type '{card.text} **' or "
@@ -239,7 +244,7 @@ class SetupForm:
             added = list({c.text.casefold(): c for c in added}.values())[: MAX_CARDS - len(known)]
             self.cards += added
             self.settings = msgspec.structs.replace(s, custom_cards=list(self.cards))
-            self.notice = _cards_notice(new, added, given, t.startswith("@"))
+            self.notice = _cards_notice(new, added, given, t.startswith("@"), known)
             return None
         if self.step == "spectators":
             if t.lower() in ("", "y", "yes", "n", "no"):

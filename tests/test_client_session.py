@@ -559,11 +559,16 @@ def test_a_category_given_no_stars_or_typed_twice_is_said_so(tmp_path):
         == "'Tree' is worth ★ (1 star); type 'Tree **' or 'Tree 2' to make it worth more."
     )
     assert form.answer("tree 2") is None
-    assert form.notice == "'tree' is not added: it is there already, or there are 200."
+    assert form.notice == "'tree' is one of your categories already."
     assert [(c.text, c.stars) for c in form.settings.custom_cards] == [
         ("Famous bridge", 2),
         ("Tree", 1),
     ]
+    full = SetupForm(step="cards")
+    for i in range(200):
+        assert full.answer(f"Category {i} 2") is None
+    assert full.answer("One more") is None and len(full.cards) == 200
+    assert full.notice == "'One more' is not added: a room takes at most 200 categories."
     s = Session(server=URL, store=StateDir(tmp_path), send=lambda m: None, name="Ann", create=True)
     s.form = SetupForm(step="cards")
     assert s.submit("Tree")
