@@ -305,8 +305,13 @@ def _shrink(widths: list[int], mins: list[int], over: int) -> list[int]:
     return widths
 
 
+#: A computer player's seat (its client said so in hello: ``messages.COMPUTER``). A friend who
+#: joined a table ``make play`` filled could not tell the programs from the people.
+COMPUTER_TAG = "⚙"
+
+
 def _name_cell(name: str, tags: str, width: int) -> str:
-    """The name shortened on purpose, its tags (✦ ♛) whole, one space after it all."""
+    """The name shortened on purpose, its tags (⚙ ✦ ♛) whole, one space after it all."""
     room = width - 1 - (cells(tags) + 1 if tags else 0)
     return pad(" ".join([shorten(name, max(3, room)), *([tags] if tags else [])]), width)
 
@@ -319,7 +324,7 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
     pending = session.marks if v.phase == "mark" and session.is_conjurer() else set()
     cols = []
     for p in v.players:
-        tags = []
+        tags = [COMPUTER_TAG] if p.computer else []
         if v.conjurer == p.seat and v.phase not in ("lobby", "over"):
             tags.append("✦")
         if v.host == p.seat:
@@ -340,7 +345,7 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
         max(
             [cells("player")]
             + [cells(c[1]) for c in cols]
-            + [cells(p.name) + tag_w for p in v.players]
+            + [cells(p.name) + tag_w + (cells(COMPUTER_TAG) + 1) * p.computer for p in v.players]
         )
         + 1
     )
@@ -392,6 +397,8 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
         for nstyle, text in notes:
             out += _rows(nstyle, text, width, 2, indent="      ", hang="        ")
     legend = "   " + ("▶ you · " if v.you is not None else "") + "✦ conjurer · ♛ host · ◆ crystal"
+    if any(p.computer for p in v.players):
+        legend += f" · {COMPUTER_TAG} computer"
     if pending:
         legend += " · ◇ your pending crystal"
     if any(p.summon is not None and p.valid is True for p in v.players):

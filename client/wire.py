@@ -102,9 +102,16 @@ _VIEW = msgspec.json.Decoder(m.View)
 
 
 def hello_message(
-    client: str, protocol: int = m.PROTOCOL_VERSION, *, patches: bool = False
+    client: str,
+    protocol: int = m.PROTOCOL_VERSION,
+    *,
+    patches: bool = False,
+    computer: bool = False,
 ) -> m.Hello:
-    return m.Hello(protocol=protocol, client=client, features=[PATCHES] if patches else [])
+    features = [PATCHES] if patches else []
+    if computer:
+        features.append(m.COMPUTER)
+    return m.Hello(protocol=protocol, client=client, features=features)
 
 
 def welcomed(msg: m.ServerMsg) -> m.Welcome:
@@ -162,6 +169,9 @@ class Link:
     the view it holds and hands on an ``update`` with the whole view, so no caller ever sees a
     patch; one that does not follow from the view held (or does not apply) is dropped and a
     whole view asked for (``resync``).
+
+    ``computer``: say in hello that a program plays through this link (``messages.COMPUTER``),
+    so that its seat is shown as a computer player's.
     """
 
     def __init__(
@@ -172,9 +182,11 @@ class Link:
         on_undecodable: Callable[[str | bytes, Exception], None] | None = None,
         on_frame: Callable[[str | bytes], None] | None = None,
         patches: bool = True,
+        computer: bool = False,
     ) -> None:
         self.ws = ws
         self.patches = patches
+        self.computer = computer
         #: The view held (as JSON data) and its number; None until a numbered update.
         self._doc: dict[str, Any] | None = None
         self._n: int | None = None
@@ -265,7 +277,9 @@ class Link:
         self, client: str, protocol: int = m.PROTOCOL_VERSION, timeout: float = CONNECT_TIMEOUT
     ) -> m.ServerMsg:
         """Say hello; the server's first answer, whatever it is (see :func:`welcomed`)."""
-        await self.send(hello_message(client, protocol, patches=self.patches))
+        await self.send(
+            hello_message(client, protocol, patches=self.patches, computer=self.computer)
+        )
         with trio.fail_after(timeout):
             return await self.recv()
 
@@ -443,6 +457,7 @@ async def connect(
     connect_timeout: float = CONNECT_TIMEOUT,
     message_queue_size: int = 1,
     patches: bool = True,
+    computer: bool = False,
 ) -> AsyncIterator[Link]:
     """A :class:`Link` to ``url``; with ``client`` (the name sent in hello) it has already
     said hello and been welcomed (else Refused or ProtocolProblem)."""
@@ -454,7 +469,9 @@ async def connect(
         connect_timeout=connect_timeout,
         message_queue_size=message_queue_size,
     ) as ws:
-        link = Link(ws, strict=strict, on_undecodable=on_undecodable, patches=patches)
+        link = Link(
+            ws, strict=strict, on_undecodable=on_undecodable, patches=patches, computer=computer
+        )
         if client is not None:
             await link.hello(client, timeout=connect_timeout)
         yield link

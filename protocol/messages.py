@@ -102,6 +102,11 @@ class ClientMsg(FrozenStruct, tag_field="type", forbid_unknown_fields=True):
 #: know is ignored, so a newer client can talk to an older server.
 Feature = Annotated[str, msgspec.Meta(max_length=32)]
 
+#: The ``hello`` feature of a program that plays on its own (the computer players): the seats its
+#: connection takes are shown as a computer's (``PlayerView.computer``). Said by the client, not
+#: proven: it is a courtesy to the people at the table, like a name.
+COMPUTER = "computer"
+
 
 class Hello(ClientMsg, tag="hello"):
     protocol: int
@@ -278,6 +283,8 @@ class PlayerView(msgspec.Struct, kw_only=True):
     colour: str
     connected: bool = False
     host: bool = False
+    #: The seat was last taken by a computer player (its client said ``COMPUTER`` in hello).
+    computer: bool = False
     you: bool = False
     kicked: bool = False
     skipped: bool = False

@@ -77,6 +77,8 @@ class Connection:
         self.unwritable = False
         #: The client's hello asked for patches (protocol.patch).
         self.patches = False
+        #: The client's hello said a program plays through it (``messages.COMPUTER``).
+        self.computer = False
         # Set only by the room task that holds this connection:
         self.room: Room | None = None
         self.player_id: str | None = None

@@ -75,6 +75,9 @@ class Members:
         self.watchers: set[Viewer] = set()
         #: player id -> when their connection went (everyone is away in a room loaded from a log)
         self.away_since: dict[str, float] = {}
+        #: Player ids whose seat was last taken by a computer player (``Viewer.computer``): the
+        #: mark stays while the seat is away, and goes when a person's connection takes it.
+        self.computers: frozenset[str] = frozenset()
 
     def seat(self, conn: Viewer, player_id: str, room: Room) -> None:
         """Bind ``conn`` to a seat of ``room``; an older connection for the seat is closed."""
@@ -83,6 +86,8 @@ class Members:
             self.unbind(old)
             old.close("replaced by a new connection")
         self.conns[player_id] = conn
+        if conn.computer != (player_id in self.computers):
+            self.computers ^= {player_id}
         conn.room = room
         conn.player_id = player_id
         conn.spectator = False
@@ -107,9 +112,13 @@ class Members:
         self.unbind(conn)
         return gone
 
-    def remove(self, player_id: str) -> Viewer | None:
-        """The seat itself is gone (left or removed from a lobby): its connection, unbound."""
+    def remove(self, player_id: str, *, seat_stays: bool = False) -> Viewer | None:
+        """The seat itself is gone (left or removed from a lobby), or its player is out of the
+        game (``seat_stays``: the board still shows the seat, and whose it was): its connection,
+        unbound."""
         self.away_since.pop(player_id, None)
+        if not seat_stays:
+            self.computers -= {player_id}
         conn = self.conns.pop(player_id, None)
         if conn is not None:
             self.unbind(conn)

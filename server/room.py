@@ -1115,7 +1115,10 @@ class Room:
         # Removed players' connections go, once they have seen the update that removes them:
         # without it a removed player's screen kept the game as if they still played in it.
         for p in self.game.setup.players:
-            if p.seat in self.game.kicked and (gone := self.members.remove(p.id)) is not None:
+            if (
+                p.seat in self.game.kicked
+                and (gone := self.members.remove(p.id, seat_stays=True)) is not None
+            ):
                 gone.close(REMOVED)
         if self.game.over and self.writer is not None:
             self.writer.close()
@@ -1157,6 +1160,7 @@ class Room:
             settings=self.settings,
             lobby=self.lobby,
             connected=frozenset(self.conns),
+            computers=self.members.computers,
             spectators=len(self.watchers),
             results=self.results,
             now=self.config.clock(),

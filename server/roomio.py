@@ -83,6 +83,8 @@ class Viewer(Protocol):
     spectator: bool
     #: The client asked for patches in its hello (set by the server before any room sees it).
     patches: bool
+    #: The client said a program plays through it (set by the server, as ``patches``).
+    computer: bool
     #: What a patching client holds, kept by the room that sends it views (None: nothing yet).
     sent: Sent | None
     #: Its next view is its first from the room (a seat taken, taken again, or a watch): that

@@ -494,13 +494,11 @@ class GameServer:
                 return
             conn.greeted = True
             conn.patches = PATCHES in msg.features
-            conn.send(
-                m.Welcome(
-                    protocol=PROTOCOL_VERSION,
-                    server=SERVER_NAME,
-                    features=[PATCHES] if conn.patches else [],
-                )
-            )
+            conn.computer = m.COMPUTER in msg.features
+            used = [PATCHES] if conn.patches else []
+            if conn.computer:
+                used.append(m.COMPUTER)
+            conn.send(m.Welcome(protocol=PROTOCOL_VERSION, server=SERVER_NAME, features=used))
             return
         try:
             room = self._route(conn, msg)

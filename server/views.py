@@ -46,6 +46,7 @@ class Table:
     settings: RoomSettings
     lobby: Lobby | None  # None once the game has started
     connected: frozenset[str]  # public ids of seats with a live connection
+    computers: frozenset[str] = frozenset()  # public ids of seats a computer player took
     spectators: int = 0
     results: Sequence[ResultView] = ()  # only ever appended to (the cache relies on it)
     now: float | None = None  # when the view is sent: clients count down from ``remaining``
@@ -208,6 +209,7 @@ def _lobby_view(table: Table) -> View:
             colour=s.colour,
             connected=s.id in table.connected,
             host=i == host,
+            computer=s.id in table.computers,
         )
         for i, s in enumerate(lobby.seats)
     ]
@@ -239,6 +241,7 @@ def _game_view(table: Table, g: Game, checks: tuple[dict, dict], lists: bool = T
             colour=p.colour,
             connected=p.id in table.connected,
             host=s == g.host,
+            computer=p.id in table.computers,
             kicked=s in g.kicked,
             score=g.totals.get(s, 0),
         )

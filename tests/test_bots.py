@@ -155,6 +155,7 @@ async def test_bot_command_fills_a_room_with_unique_names(server, tmp_path):
     view = host.view
     assert view is not None and view.phase == "over"
     assert sorted(p.name for p in view.players) == ["Ada", "Basil", "Cleo", "Dora"]
+    assert all(p.computer for p in view.players)  # each said so in its hello: marked ⚙
     text = log.read_text()
     assert "'Ada' is taken" in text
     assert "the game is over" in text

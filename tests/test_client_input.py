@@ -891,6 +891,37 @@ def test_the_legend_says_what_the_check_mark_means_once_words_are_shown(tmp_path
     assert legend().endswith("◆ crystal · ✓ valid word") and cells(legend()) <= 80
 
 
+def test_computer_players_are_marked_on_the_board_and_in_its_legend(tmp_path):
+    """A friend who joined a table ``make play`` had filled could not tell the programs from the
+    people. Their seats carry ⚙, the legend says what it means, and the columns keep their room
+    (the mark stays with its seat, it does not move as the conjurer's ✦ does)."""
+    h = Harness(tmp_path)
+    s = h.session
+    bots = {"Bob": {"computer": True}, "Dan": {"computer": True}}
+
+    def rows() -> list[str]:
+        return [screen.plain(r.line) for r in screen.board_rows(s, 80)]
+
+    h.show(view("lobby", players=players(0)))
+    assert "computer" not in rows()[-1] and "⚙" not in "".join(rows())
+    for phase, kw in (("lobby", {}), ("spell", {"turn": 1}), ("review", {})):
+        h.show(view(phase, players=players(0, **bots), **kw))
+        board = rows()
+        assert "⚙ computer" in board[-1], board[-1]
+        named = {n: next(r for r in board if f" {n}" in r) for n in ("Ann", "Bob", "Cat", "Dan")}
+        assert "Bob ⚙" in named["Bob"] and "Dan ⚙" in named["Dan"]
+        assert "⚙" not in named["Ann"] + named["Cat"]
+        assert all(cells(r) <= 80 for r in board), board
+        assert not problems("\n".join(board), 80)
+    # While the conjurer marks crystals the legend is at its longest: it still fits whole.
+    words = spells(Bob="wheel", Cat="road", Dan="engine")
+    marking = {n: {**bots.get(n, {}), **words[n]} for n in words}
+    h.show(view("mark", players=players(0, **marking), conjurer=0))
+    s.key("2")
+    legend = rows()[-1]
+    assert legend.endswith("⚙ computer · ◇ your pending crystal") and cells(legend) <= 80
+
+
 def test_a_stray_key_in_the_review_says_which_keys_work(tmp_path):
     """Seen at 80x24: 'n' typed in the review did nothing at all, and said nothing."""
     h = Harness(tmp_path)

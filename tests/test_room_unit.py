@@ -35,12 +35,13 @@ PATIENCE = 10.0
 class FakeViewer:
     """A connection as the room sees it (``server.roomio.Viewer``): it keeps what it was sent."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, computer: bool = False) -> None:
         self.name = name
         self.room: Room | None = None
         self.player_id: str | None = None
         self.spectator = False
         self.patches = False
+        self.computer = computer
         self.sent = None
         self.earlier_due = False
         self.closed: str | None = None

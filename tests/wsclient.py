@@ -166,7 +166,11 @@ class Client:
     # ------------------------------------------------------------------ lobby
 
     async def hello(self, protocol: int = PROTOCOL_VERSION) -> m.ServerMsg:
-        await self.send(wire.hello_message("tests", protocol, patches=self.link.patches))
+        await self.send(
+            wire.hello_message(
+                "tests", protocol, patches=self.link.patches, computer=self.link.computer
+            )
+        )
         return await self.recv_until(lambda x: isinstance(x, m.Welcome | m.Error))
 
     async def _seat(self, request: m.ClientMsg) -> wire.SeatAnswer:
@@ -250,14 +254,18 @@ async def open_client(
     ssl_context: Any = None,
     source: str | None = None,
     patches: bool = True,
+    computer: bool = False,
 ) -> AsyncIterator[Client]:
     """Connect (and by default say hello); the connection closes when the block ends.
 
     ``source``: the loopback address to connect from (127.0.0.2 ...), for tests of per-address
     limits; ws:// only. ``ssl_context``: how to check a wss:// server (instead of pinning).
-    ``patches``: ask for patches (the link turns each back into a whole view).
+    ``patches``: ask for patches (the link turns each back into a whole view). ``computer``:
+    say a program plays through this connection.
     """
-    async with wire.connect(url, ssl_context=ssl_context, source=source, patches=patches) as link:
+    async with wire.connect(
+        url, ssl_context=ssl_context, source=source, patches=patches, computer=computer
+    ) as link:
         client = Client(link, name)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(client._pump)

@@ -361,7 +361,7 @@ class Bot:
 
     async def _connect_once(self) -> None:
         async with wire.connect(
-            self.opts.url, client=CLIENT_NAME, trust=self._trust, strict=False
+            self.opts.url, client=CLIENT_NAME, trust=self._trust, strict=False, computer=True
         ) as link:
             self._link = link
             try:

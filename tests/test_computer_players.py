@@ -1,0 +1,91 @@
+"""Computer players are marked on every board: a program says ``"computer"`` among its hello's
+features (docs/PROTOCOL.md), and the seats its connection takes show ``computer: true`` to
+everyone, players and spectators, patched views and whole ones, until a person's connection
+takes the seat back. Why: a friend who joined a table ``make play`` had filled could not tell
+the programs from the people."""
+
+from __future__ import annotations
+
+from test_server_game import deck
+from wsclient import Client, open_client, start_game
+
+from conjure.protocol import messages as m
+
+
+def marks(c: Client) -> list[bool]:
+    assert c.view is not None
+    return [p.computer for p in c.view.players]
+
+
+async def test_a_computer_players_seat_is_marked_for_everyone_until_a_person_takes_it(server):
+    async with (
+        open_client(server.url, "Ann", patches=False) as ann,
+        open_client(server.url, "Bob", hello=False, computer=True) as bob,
+        open_client(server.url, "Cy") as cy,
+        open_client(server.url, "Viv") as viv,
+    ):
+        welcome = await bob.hello()
+        assert isinstance(welcome, m.Welcome) and m.COMPUTER in welcome.features
+        code = await ann.create(deck())
+        await bob.join(code)
+        await cy.join(code)
+        await viv.watch(code)
+        for c in (ann, bob, cy, viv):
+            await c.wait_view(lambda v: len(v.players) == 3)
+            assert marks(c) == [False, True, False], c.name
+        await start_game([ann, bob, cy])
+        for c in (ann, bob, cy, viv):
+            await c.wait_view(lambda v: v.round == 1)
+            assert marks(c) == [False, True, False], c.name
+
+        # A person takes the seat back with its token: the mark goes, for everyone.
+        async with open_client(server.url, "Bob in person") as person:
+            await person.resume(code, bob.token or "")
+            for c in (ann, cy, person, viv):
+                await c.wait_view(lambda v: v.players[1].connected and not v.players[1].computer)
+        # Away, the seat keeps the last word said of it; a program taking it marks it again.
+        await ann.wait_view(lambda v: not v.players[1].connected)
+        assert marks(ann) == [False, False, False]
+        async with open_client(server.url, "Bob again", computer=True) as again:
+            await again.resume(code, bob.token or "")
+            for c in (ann, cy, again, viv):
+                await c.wait_view(lambda v: v.players[1].connected and v.players[1].computer)
+
+            # Removed from the game, the seat stays on the board, and so does whose it was.
+            await ann.send(m.KickPlayer(seat=1))
+            await again.wait_closed()
+            for c in (ann, cy, viv):
+                await c.wait_view(lambda v: v.players[1].kicked)
+                assert marks(c) == [False, True, False], c.name
+
+
+async def test_a_client_that_says_nothing_is_no_computer_and_an_unknown_word_changes_nothing(
+    server,
+):
+    async with (
+        open_client(server.url, "Ann", hello=False) as ann,
+        open_client(server.url, "Bob", hello=False) as bob,
+        open_client(server.url, "Cy", hello=False) as cy,
+    ):
+        for c, features in ((ann, []), (bob, ["robot", "patches"]), (cy, ["computer", "computer"])):
+            await c.send(m.Hello(protocol=m.PROTOCOL_VERSION, client="tests", features=features))
+        answers = []
+        for c in (ann, bob, cy):
+            w = await c.recv_until(lambda x: isinstance(x, m.Welcome))
+            assert isinstance(w, m.Welcome)
+            answers.append(w.features)
+        assert answers == [[], ["patches"], ["computer"]]
+        code = await ann.create(deck())
+        await bob.join(code)
+        await cy.join(code)
+        await ann.wait_view(lambda v: len(v.players) == 3)
+        assert marks(ann) == [False, False, True]
+        # A computer seat that leaves the lobby takes its mark with it (the room keeps no mark
+        # of a seat that is gone: seats come and go in a lobby without end).
+        await cy.send(m.Leave())
+        await ann.wait_view(lambda v: len(v.players) == 2)
+        assert server.rooms[code].members.computers == frozenset()
+        async with open_client(server.url, "Dee") as dee:
+            await dee.join(code)
+            await ann.wait_view(lambda v: [p.name for p in v.players] == ["Ann", "Bob", "Dee"])
+            assert marks(ann) == [False, False, False]
