@@ -34,7 +34,6 @@ CREATION_WINDOW = 60.0
 
 
 @functools.lru_cache(maxsize=4096)
-@functools.lru_cache(maxsize=4096)
 def address_key(host: str) -> str:
     """The unit limits count by: an IPv4 address, or an IPv6 /64 (IPv4-mapped ones as IPv4).
 

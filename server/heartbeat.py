@@ -4,7 +4,7 @@ A client that has sent no frame for its share of ``heartbeat_interval`` (0.75 to
 drawn per connection, so that connections opened together are not pinged together) is sent a
 Ping; one that then sends nothing for ``heartbeat_timeout`` is dropped as gone (its seat shows
 away). Any frame counts as an answer, its Pong or anything else: the frame meter stamps every
-frame a client sends (``FrameMeter.heard_at``), and a talking client is never pinged at all.
+frame a client sends (``WebSocket.heard_at``), and a talking client is never pinged at all.
 
 Why one task: each connection used to keep a task that slept, woke, pinged, and waited for its
 Pong under a timeout of its own: with 900 idle connections the server used 8% of a core on this

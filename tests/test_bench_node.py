@@ -9,8 +9,10 @@ cannot install ws. No timing is asserted.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +20,7 @@ from types import ModuleType
 
 import pytest
 import trio
+from polling import poll_until
 from trio_websocket import open_websocket_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,3 +211,14 @@ async def test_durable_baseline_logs_each_action_before_it_tells_the_room(
     logs = await trio.Path(folder).iterdir()
     lines = [line for log in logs for line in (await log.read_text()).splitlines()]
     assert sorted(json.loads(line)["a"]["seat"] for line in lines) == [0, 1]  # the joins: none
+
+    # The room emptied: its log is closed (a descriptor per room stayed open for good).
+    def logs_open() -> list[str]:
+        fds, paths = f"/proc/{durable.pid}/fd", []
+        for fd in os.listdir(fds):
+            with contextlib.suppress(FileNotFoundError):  # closed since it was listed
+                paths.append(os.readlink(f"{fds}/{fd}"))
+        return [path for path in paths if path.startswith(folder)]
+
+    with trio.fail_after(10):
+        await poll_until(lambda: not logs_open())

@@ -180,6 +180,15 @@ async def make_durable(room: Room, line: bytes) -> None:
         room.lock.release()
 
 
+async def close_log(room: Room) -> None:
+    """A room nobody is in any more closes its log, once no append of it is in flight (one
+    descriptor a room was kept for the life of the process)."""
+    if room.fd >= 0:
+        async with room.lock:
+            os.close(room.fd)
+            room.fd = -1
+
+
 def broadcast(room: Room, data: bytes) -> None:
     for conn in list(room.members):
         conn.send(data)
@@ -297,6 +306,8 @@ async def handler(rooms: dict[str, Room], stream: trio.SocketStream) -> None:
                 conn.room.members.remove(conn)
             if not conn.room.members:
                 rooms.pop(conn.key, None)
+                with trio.CancelScope(shield=True):
+                    await close_log(conn.room)
         await trio.aclose_forcefully(stream)
 
 
