@@ -86,6 +86,7 @@ class WebSocket:
         self._fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else -1
         self._reader = FrameReader(max_message)
         self._ready: deque[str | bytes] = deque()
+        self._violation: Violation | None = None
         self._lock = trio.StrictFIFOLock()  #: held while bytes are sent through the stream
         self._owed: bytes | memoryview = b""
         self._bucket = Bucket(frame_rate, frame_burst, trio.current_time())
@@ -126,9 +127,15 @@ class WebSocket:
         sent before it), the stream has ended, or the client broke the protocol.
         """
         ready = self._ready
+        if ready:  # a message of an earlier read: let the other tasks run between two of them
+            await trio.lowlevel.checkpoint()
         while not ready:
             if self.closed is not None:
                 raise Closed(*self.closed)
+            if self._violation is not None:  # once the messages before it were all taken
+                violation, self._violation = self._violation, None
+                await self._violated(violation)
+                continue
             if self._reader.more:
                 data = b""  # frames of the last read are still buffered: no read until they are
             else:
@@ -149,8 +156,9 @@ class WebSocket:
                     violation = None
                     break
                 # a Pong only shows the client is there (``heard_at``)
-            if violation is not None:
-                await self._violated(violation)
+            # A violation ends the connection once the messages read before it are handled
+            # (they were lost when one came in the same read as them).
+            self._violation = violation
         return ready.popleft()
 
     async def _read(self) -> bytes | bytearray:
@@ -385,6 +393,14 @@ async def read_request(stream: trio.abc.Stream) -> Handshake | None:
                 pass
         return None
     if request is None:
+        return None
+    if seen.lstrip(b"\r\n").split(b"\r\n", 1)[0].endswith(b" HTTP/1.0"):
+        # RFC 6455 4.1: an upgrade is an HTTP/1.1 request (wsproto does not say the version).
+        try:
+            with trio.move_on_after(1.0):
+                await stream.send_all(handshake.send(RejectConnection(status_code=400)))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
         return None
     return Handshake(stream, handshake, request)
 

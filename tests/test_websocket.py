@@ -321,6 +321,11 @@ async def test_a_request_that_is_not_an_upgrade_gets_an_http_refusal(server):
             b"426",
         ),
         (b"NOT HTTP AT ALL\r\n\r\n", b"400"),
+        (  # RFC 6455 4.1: an upgrade is an HTTP/1.1 request (or higher)
+            b"GET / HTTP/1.0\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+            b"400",
+        ),
     ]:
         stream = await trio.open_tcp_stream("127.0.0.1", server.port)
         got = await answer_to(stream, request)
@@ -343,6 +348,59 @@ async def test_a_message_sent_in_endless_empty_fragments_is_closed_with_a_reason
     assert byes and f"at most {MAX_FRAGMENTS} frames" in byes[-1]
     async with open_client(server.url, "Ann", source=HONEST) as ann:  # the server is fine
         assert await ann.create()
+
+
+async def test_a_message_read_with_the_fragments_that_break_the_limit_is_still_answered(
+    start_server,
+):
+    """A ``create_room`` and then too many fragments, all in one read (a budget that parses
+    them in one go): the room is made and its creator seated before the connection ends, as
+    when the two come apart (the message was dropped)."""
+    server = await start_server(frame_burst=400.0, frame_rate=400.0)
+    async with raw_client(server, ATTACKER) as (ws, stream):
+        with trio.fail_after(5):
+            await poll_until(lambda: len(server.connections) == 1)
+        create = msgspec.json.encode(m.CreateRoom(name="Eve")).decode()
+        data = ws.send(TextMessage(data=create))
+        for _ in range(MAX_FRAGMENTS + 2):
+            data += ws.send(TextMessage(data="", message_finished=False))
+        await stream.send_all(data)
+        code, texts = await closed_with(ws, stream)
+    assert code == 1008
+    kinds = [msgspec.json.decode(t)["type"] for t in texts]
+    assert "seated" in kinds and kinds.index("seated") < kinds.index("bye"), kinds
+    assert len(server.rooms) == 1
+
+
+async def test_messages_of_one_read_are_taken_with_other_tasks_running_between_them(server):
+    """Twenty messages in one packet: the connection's task yields between two of them (it
+    handled them all in one step, the other rooms waiting), as a read that waits does."""
+
+    class Steps(trio.abc.Instrument):
+        def __init__(self) -> None:
+            self.steps = 0
+
+        def before_task_step(self, task: trio.lowlevel.Task) -> None:
+            if task.name.endswith("_run_handler"):  # a connection's task (only one is open)
+                self.steps += 1
+
+    async with raw_client(server, ATTACKER) as (ws, stream):
+        create = msgspec.json.encode(m.CreateRoom(name="Eve")).decode()
+        await stream.send_all(ws.send(TextMessage(data=create)))
+        with trio.fail_after(5):
+            await poll_until(lambda: len(server.rooms) == 1)
+        chat = msgspec.json.encode(m.SendChat(text="hi")).decode()
+        counter = Steps()
+        trio.lowlevel.add_instrument(counter)
+        try:
+            await stream.send_all(b"".join(ws.send(TextMessage(data=chat)) for _ in range(20)))
+            (conn,) = server.connections
+            with trio.fail_after(5):
+                await poll_until(lambda: conn.ws.frames >= 22)  # hello, create, the chats
+                await poll_until(lambda: not conn.unanswered or conn.unanswered[-1].done.is_set())
+        finally:
+            trio.lowlevel.remove_instrument(counter)
+    assert counter.steps >= 20, counter.steps
 
 
 @pytest.mark.parametrize("bare", [False, True], ids=["crlf", "bare-newlines"])
