@@ -464,6 +464,13 @@ def result_lines(session: Session, r: ResultView, width: int = 80) -> StyleAndTe
     return _joined(result_rows(session, r, width))
 
 
+def _standing_note(p: PlayerView) -> str:
+    """What follows a name in the standings: you, removed (as the audit says), or both (a
+    removal can end the game)."""
+    said = (["you"] if p.you else []) + (["removed"] if p.kicked else [])
+    return f" ({', '.join(said)})" if said else ""
+
+
 def standing_rows(session: Session, width: int = 80, compact: bool = False) -> list[Row]:
     """The final standings: one line per player, or (``compact``, under the boards that
     already show every score) the places in a few wrapped lines."""
@@ -472,9 +479,7 @@ def standing_rows(session: Session, width: int = 80, compact: bool = False) -> l
     title = "Final standings (the game was abandoned)" if v.abandoned else "Final standings"
     out = [Row([("class:title", title)])]
     ranked = sorted(v.players, key=lambda p: (-p.score, p.seat))
-    name_w = (
-        max([cells(p.name) + (6 if p.you else 10 if p.kicked else 0) for p in ranked] + [6]) + 6
-    )
+    name_w = max([cells(p.name + _standing_note(p)) for p in ranked] + [6]) + 6
     place = 0
     last = None
     places = []
@@ -483,7 +488,7 @@ def standing_rows(session: Session, width: int = 80, compact: bool = False) -> l
             place, last = i, p.score
         win = p.seat in v.winners
         mark = "  ★ winner" if win else ""
-        you = " (you)" if p.you else (" (removed)" if p.kicked else "")  # as the audit says
+        you = _standing_note(p)
         style = f"class:player.{p.colour}" + (" class:winner" if win else "")
         places.append(f"{place}. {p.name}{you} {p.score}{' ★' if win else ''}")
         text = f"  {place}. {p.name}{you}"

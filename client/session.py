@@ -318,14 +318,16 @@ class Session(Inputs):
     def left_room(self) -> bool:
         """The server said goodbye for good to a seat that is no longer at the table: a lobby's
         seat (the host removed it, say), or a player removed from the game (their last view
-        says so). The table on screen is no longer this player's."""
+        says so). The table on screen is no longer this player's. Not once the game is over:
+        a removal can end it (the last round's conjurer removed), and then the final standings
+        are this player's too."""
         v = self.view
         if self.ended is None or v is None:
             return False
         if v.phase == "lobby":
             return True
         me = self.me
-        return me is not None and me.kicked
+        return me is not None and me.kicked and v.phase != "over"
 
     # ---------------------------------------------------------------- server messages
 

@@ -16,6 +16,7 @@ from conjure.protocol.messages import (
     ResumeSeat,
     RevealSummon,
     RoomSettings,
+    SkipPlayer,
     StartGame,
     Update,
 )
@@ -361,6 +362,28 @@ async def test_a_player_removed_from_a_game_is_told_the_game_goes_on_without_the
             assert "✦" not in screen and "spell word" not in screen  # the board is gone
             assert bob.session.me is not None and bob.session.me.kicked  # it saw the removal
         await cy.wait_view(lambda v: v.players[1].kicked)
+
+
+async def test_a_removal_that_ends_the_game_shows_the_removed_player_the_final_standings(
+    server, tmp_path
+):
+    """Removing the last round's conjurer voids that round and ends the game in the same update:
+    the removed player was told the game went on without them, and offered to watch it."""
+    async with open_client(server.url, "Ann") as ann, open_client(server.url, "Cy") as cy:
+        code = await ann.create(RoomSettings(spectators=True))
+        await cy.join(code)
+        async with HeadlessClient(opts(server, tmp_path, name="Bob", room=code)) as bob:
+            await ann.wait_view(lambda v: len(v.players) == 3)  # Bob at seat 3: round 3's conjurer
+            await ann.send(StartGame())
+            await bob.wait(phase_is("choose"), what="the game to start")
+            for seat, next_round in ((0, 2), (1, 3)):  # the first two conjurers skipped
+                await ann.send(SkipPlayer(seat=seat))
+                await ann.wait_view(lambda v, r=next_round: v.round == r)
+            await ann.send(KickPlayer(seat=2))
+            screen = await bob.wait_screen("the host removed you from the game")
+            assert bob.session.view is not None and bob.session.view.phase == "over"
+            assert "goes on without you" not in screen and "conjure watch" not in screen
+            assert "Bob (you, removed)" in screen, screen  # the final standings, his place in them
 
 
 async def test_the_client_keeps_each_deals_commitment_and_its_own_share_as_logged(server, tmp_path):
