@@ -270,7 +270,7 @@ class Room:
         #: The table talk so far (the newest lines), for a connection's first view: seen, a
         #: player who came back after a terminal was closed found the table talk gone.
         self._told: deque[str] = deque(told, maxlen=m.EARLIER_LINES)
-        self._roster_of: tuple[Game, Roster] | None = None
+        self._roster_of: tuple[GameSetup, int, set[int], bool, Roster] | None = None
         # A deque and a parking lot rather than a memory channel: queued requests are handled
         # back to back, without a scheduler round trip each (the room awaits only its log).
         self._inbox: deque[Request | Detached | Stop] = deque()
@@ -295,9 +295,19 @@ class Room:
             return Roster.of_lobby(self.lobby)
         g = self.game
         assert g is not None
-        if self._roster_of is None or self._roster_of[0] is not g:  # a state is never changed
-            self._roster_of = (g, Roster.of_game(g))
-        return self._roster_of[1]
+        # What a roster is made of: the setup, the host, who was removed, whether it is over.
+        # States share the parts an event leaves alone and never change one in place
+        # (rules.evolve), so the same objects mean the same roster, state after state.
+        made = self._roster_of
+        if (
+            made is None
+            or made[0] is not g.setup
+            or made[1] != g.host
+            or made[2] is not g.kicked
+            or made[3] != g.over
+        ):
+            made = self._roster_of = (g.setup, g.host, g.kicked, g.over, Roster.of_game(g))
+        return made[4]
 
     def __repr__(self) -> str:
         return f"<Room {self.code} {'lobby' if self.game is None else self.game.phase}>"
