@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from conjure.client.prompts import Prompts, quoted
 from conjure.client.setupform import SetupForm
-from conjure.client.statefile import ENV_LOCAL_BOTS, ENV_LOCAL_SERVER
+from conjure.client.statefile import ENV_LOCAL_SERVER
 from conjure.client.tablestate import RULES, StatusKind
 from conjure.client.textfit import shorten
 from conjure.protocol.commitment import commitment, new_nonce
@@ -46,8 +46,11 @@ from conjure.protocol.messages import (
 from conjure.protocol.names import name_problem
 from conjure.protocol.wording import stars
 from conjure.protocol.words import (
+    close_nouns,
     contains_written,
     hidden_inside,
+    is_known_noun,
+    normalize,
     same_word,
     shape_problem,
     validate_written,
@@ -71,6 +74,20 @@ NOBODY_VOTES = (
 #: passes the host on to a player who is there).
 HOST_QUITS = "You host this game: the others play on and the host passes on. Quit? y/n: "
 KEYS_IGNORED = "(The keys right after it did nothing: type again.)"
+
+
+def unknown_word_warning(word: str) -> str | None:
+    """A word of letters that is no noun the game knows: most likely a typo, which would match
+    nobody (seen: 'peny' locked in without a word, and shown with the valid word's tick). A
+    phrase is not judged (a good one is often in no dictionary: "space ship")."""
+    typed = normalize(word)
+    if not typed.isalpha() or is_known_noun(typed):
+        return None
+    close = close_nouns(typed)
+    if close:
+        guesses = " or ".join([", ".join(close[:-1]), close[-1]] if len(close) > 1 else close)
+        return f"'{word}' is not a noun this game knows: did you mean {guesses}?"
+    return f"'{word}' is not a noun this game knows (a typo?): only the same word matches it."
 
 
 class Inputs(Prompts):
@@ -229,15 +246,14 @@ class Inputs(Prompts):
         return False
 
     def other_humans(self) -> list[str]:
-        """Connected players who are neither you nor one of ``make play``'s computer players."""
+        """Connected players who are neither you nor computer players (marked on the board)."""
         v = self.view
         if v is None or v.phase == "over":
             return []
-        bots = set(filter(None, os.environ.get(ENV_LOCAL_BOTS, "").split(",")))
         return [
             p.name
             for p in v.players
-            if p.connected and not p.you and not p.kicked and p.id not in bots
+            if p.connected and not p.you and not p.kicked and not p.computer
         ]
 
     def _any_key(self, key: str, page: int) -> None:
@@ -708,7 +724,8 @@ class Inputs(Prompts):
         return True
 
     def word_warning(self, word: str) -> str | None:
-        """A warning if the word is, contains or seems to hide a written spell word."""
+        """A warning if the word is, contains or seems to hide a written spell word, or is a
+        word of letters no dictionary of the game knows (a typo, most likely)."""
         v = self.view
         if v is None:
             return None
@@ -725,7 +742,7 @@ class Inputs(Prompts):
                     f"'{spell}' ({whose} spell word) seems hidden inside your word: "
                     "the table may rule it invalid, -3."
                 )
-        return None
+        return unknown_word_warning(word)
 
     def _commit(self, word: str, *, check: bool) -> bool:
         problem = validate_written(word) or shape_problem(word, summon=True)

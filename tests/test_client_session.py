@@ -309,6 +309,31 @@ def test_local_word_warning_can_be_changed(h):
     assert len(h.sent) == 1
 
 
+def test_a_summoning_word_no_dictionary_knows_is_asked_about_with_what_it_may_mean(h):
+    """Seen at 80x24: 'peny' (for penny) was locked in without a word, then shown with the
+    valid word's tick, and matched nobody. A word of letters the game does not know is asked
+    about first, with the known words spelled nearly so; a phrase is not judged."""
+    s = h.session
+    h.show(view("commit", players=players(0, **spells(Bob="coin", Cat="wallet", Dan="bank"))))
+    assert s.submit("peny") is True
+    assert s.status == (
+        "warn",
+        "'peny' is not a noun this game knows: did you mean peony, penny or pen?",
+    )
+    assert s.prompt().startswith("Lock in 'peny' anyway? y = yes, n = change it")
+    assert h.sent == []
+    s.key("n")  # back in the input line, to be put right
+    assert s.settle_input("") == "peny"
+    assert s.submit("penny") is True and isinstance(h.sent[-1], CommitSummon)  # no question
+    h.sent.clear()
+    assert s.submit("Pikachu") is True  # nothing close: still asked, and it can be kept
+    assert s.status is not None and "(a typo?)" in s.status[1]
+    s.key("y")
+    assert isinstance(h.sent[-1], CommitSummon) and s.my_word() == "Pikachu"
+    h.sent.clear()
+    assert s.submit("space ship") is True and isinstance(h.sent[-1], CommitSummon)
+
+
 def test_commitment_is_saved_before_it_is_sent(tmp_path):
     store = StateDir(tmp_path / "st")
     seen = []
