@@ -29,8 +29,7 @@ What it does, in order:
    presses ``s`` to start; friends can join first with the line printed before the screen opens
    (and shown in the lobby: ``$CONJURE_SHARE_URL``). The client also gets
    ``$CONJURE_LOCAL_SERVER=1`` (quitting stops this server: it asks first when other people are
-   seated) and ``$CONJURE_LOCAL_BOTS``, the public player ids of the computer players
-   (comma-separated), so it can tell the people at the table from the bots.
+   seated; the board tells the people from the computer players, who say so when they connect).
 
 When the client exits, a look at the room (as a spectator, else with the seat's token) tells which
 game this was and whether it is over; the server and the bots keep running until then. An
@@ -62,7 +61,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 from conjure.client.statefile import (
-    ENV_LOCAL_BOTS,
     ENV_LOCAL_SERVER,
     ENV_SHARE_URL,
     StateDir,
@@ -552,12 +550,6 @@ def lan_urls(port: int) -> list[str]:
     return [f"ws://{url_host(a)}:{port}" for a in addresses_for("0.0.0.0") if a != "127.0.0.1"]
 
 
-def bot_ids(bots_store: StateDir, url: str, room: str) -> list[str]:
-    from conjure.client.bots.player import saved_bots
-
-    return [str(b.get("player_id")) for b in saved_bots(bots_store, url, room)]
-
-
 #: The summary's lines fit a terminal this wide (the smallest the client supports).
 SUMMARY_WIDTH = 80
 CHECK_LINE = "  check every point with:"
@@ -692,7 +684,6 @@ def main(argv: list[str] | None = None) -> int:
                 print("  " + join_command(u, room=room))
         os.environ[ENV_SHARE_URL] = share
         os.environ[ENV_LOCAL_SERVER] = "1"
-        os.environ[ENV_LOCAL_BOTS] = ",".join(bot_ids(bots_store, url, room))
         from conjure.client.cli import main as conjure
 
         code = conjure(["play", url, "--room", room, "--name", name])

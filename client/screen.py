@@ -284,6 +284,8 @@ PRESENCE_W = len("done ")
 def _presence(p: PlayerView, v: View) -> str:
     if p.kicked:
         return "left"
+    if v.phase == "over":  # who went once it was over did not leave the game (seen at 80x24:
+        return ""  # every computer player "away" on the final board)
     if p.skipped:
         return "skipped"
     if not p.connected:
@@ -396,7 +398,8 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
             notes.append(("class:dim", f"⚑ {flag}"))
         for nstyle, text in notes:
             out += _rows(nstyle, text, width, 2, indent="      ", hang="        ")
-    legend = "   " + ("▶ you · " if v.you is not None else "") + "✦ conjurer · ♛ host · ◆ crystal"
+    conjurer = "✦ conjurer · " if v.phase not in ("lobby", "over") else ""  # none then
+    legend = "   " + ("▶ you · " if v.you is not None else "") + conjurer + "♛ host · ◆ crystal"
     if any(p.computer for p in v.players):
         legend += f" · {COMPUTER_TAG} computer"
     if pending:
@@ -753,10 +756,16 @@ def _phase_hint(session: Session) -> tuple[str, int] | None:
         low, high = session.crystal_range()
         if conj:
             return (
-                f"Put crystals on the {low} to {high} boards whose spell words lead to your idea.",
+                # (a newcomer conjurer was never asked for an "idea": say what it is, and when
+                # it is written)
+                f"Think of a thing in the category and put crystals on the {low} to {high} "
+                "boards whose spell words lead to it; you write it next, in secret.",
                 1,
             )
-        return f"{name} puts crystals on the spell words that lead to the idea.", 2
+        return (
+            f"{name} puts crystals on the spell words that lead to the thing they have in mind.",
+            2,
+        )
     if v.phase == "commit":
         summoning = me is not None and any(p.seat == me.seat for p in session.summoners())
         watching = session.spectator or v.you is None

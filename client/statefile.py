@@ -82,9 +82,8 @@ from conjure.protocol.statedir import (
 
 VERSION = 1
 #: What ``make play`` (client.local) tells the client it starts, as environment variables: the
-#: server is this machine's own (quitting stops it), the computer players' public ids, the join URL.
+#: server is this machine's own (quitting stops it), and the join URL.
 ENV_LOCAL_SERVER = "CONJURE_LOCAL_SERVER"
-ENV_LOCAL_BOTS = "CONJURE_LOCAL_BOTS"
 ENV_SHARE_URL = "CONJURE_SHARE_URL"
 MAX_AGE = 30 * 24 * 3600
 __all__ = ["StateDir", "default_state_dir", "write_private"]

@@ -610,10 +610,10 @@ def test_settings_of_a_new_room_fit(tmp_path):
 
 def test_the_host_is_asked_before_quitting_ends_the_game_for_other_people(tmp_path, monkeypatch):
     monkeypatch.setenv("CONJURE_LOCAL_SERVER", "1")
-    monkeypatch.setenv("CONJURE_LOCAL_BOTS", "p2,p3")  # two of the four are computer players
     h = Harness(tmp_path)
     s = h.session
-    h.show(view("spell"))
+    # two of the four are computer players (they said so: the board marks them)
+    h.show(view("spell", players=players(0, Cat={"computer": True}, Dan={"computer": True})))
     assert s.request_quit() is False  # Bob (p1) is a person: ask first
     question = s.prompt()
     assert question == "Bob is still playing: quitting stops the server and their game. Quit? y/n: "
@@ -628,12 +628,12 @@ def test_the_host_is_asked_before_quitting_ends_the_game_for_other_people(tmp_pa
 
 def test_quitting_is_not_questioned_when_only_computer_players_remain(tmp_path, monkeypatch):
     monkeypatch.setenv("CONJURE_LOCAL_SERVER", "1")
-    monkeypatch.setenv("CONJURE_LOCAL_BOTS", "p1,p2,p3")
     h = Harness(tmp_path)
-    h.show(view("spell"))
+    computers = {n: {"computer": True} for n in ("Bob", "Cat", "Dan")}
+    h.show(view("spell", players=players(0, **computers)))
     assert h.session.request_quit() is True
     monkeypatch.delenv("CONJURE_LOCAL_SERVER")  # not make play's own server: nothing stops
-    monkeypatch.setenv("CONJURE_LOCAL_BOTS", "")
+    h.show(view("spell"))  # and people at the table
     h.session.say("warn", "There is no open proposal to vote on.")
     assert h.session.request_quit() is False  # but the host of a game in play is asked
     assert h.session.prompt() == HOST_QUITS and cells(HOST_QUITS) <= 78
@@ -920,6 +920,33 @@ def test_computer_players_are_marked_on_the_board_and_in_its_legend(tmp_path):
     s.key("2")
     legend = rows()[-1]
     assert legend.endswith("⚙ computer · ◇ your pending crystal") and cells(legend) <= 80
+
+
+def test_the_final_board_shows_nobody_away_and_no_conjurer_in_its_legend(tmp_path):
+    """Seen at 80x24: once the game was over every computer player showed "away" (they go
+    when it ends: nobody left the game), and the legend explained a ✦ nobody carried."""
+    h = Harness(tmp_path)
+    s = h.session
+    gone = {"Bob": {"connected": False, "computer": True}, "Cat": {"kicked": True}}
+    h.show(view("over", players=players(0, **gone), winners=[0]))
+    rows = [screen.plain(r.line) for r in screen.board_rows(s, 80)]
+    bob = next(r for r in rows if " Bob" in r)
+    cat = next(r for r in rows if " Cat" in r)
+    assert "away" not in bob and "left" in cat  # a removed player did leave the game
+    assert "conjurer" not in rows[-1] and "♛ host" in rows[-1]
+    h.show(view("spell", turn=1, players=players(0, **gone)))
+    rows = [screen.plain(r.line) for r in screen.board_rows(s, 80)]
+    assert "away" in next(r for r in rows if " Bob" in r) and "✦ conjurer" in rows[-1]
+
+
+def test_the_conjurer_is_told_what_the_crystals_are_for_before_being_asked_for_it(tmp_path):
+    """A newcomer conjurer read "boards whose spell words lead to your idea", never having been
+    asked for an idea: the summoning word is only asked after the crystals."""
+    h = Harness(tmp_path)
+    h.show(view("mark", players=players(0, **spells(Bob="wheel", Cat="road", Dan="engine"))))
+    text = unwrap_text(screen.plain(screen.panel(h.session, 80)))
+    assert "Think of a thing in the category and put crystals on the 2 to 4 boards" in text
+    assert "you write it next, in secret." in text and "idea" not in text
 
 
 def test_a_stray_key_in_the_review_says_which_keys_work(tmp_path):
