@@ -154,7 +154,7 @@ class Inputs(Prompts):
             used = self._submit(text)
         except Refused as r:
             self.say("warn", str(r))
-            return False
+            return isinstance(r, RefusedCleared)
         self._past_warning(before, sent, asked)
         return used
 
@@ -716,7 +716,7 @@ class Inputs(Prompts):
                 raise Refused(CHOOSE_BY % len(open_cards)) from None
             n = named[0]
         if not 1 <= n <= len(open_cards):
-            raise Refused(CHOOSE_BY % len(open_cards))
+            raise RefusedCleared(CHOOSE_BY % len(open_cards))
         card = open_cards[n - 1]
         self._need_connection()
         self.send(ChooseCard(card=card.index))
@@ -890,3 +890,8 @@ class Inputs(Prompts):
 
 class Refused(Exception):
     """An input the client refuses locally, with the sentence to show."""
+
+
+class RefusedCleared(Refused):
+    """A refused input the line lets go of: a number, quicker typed again than mended (seen: a
+    newcomer's wrong category number stayed in the line, to be deleted before the right one)."""

@@ -1081,6 +1081,11 @@ def test_question_mark_opens_the_help_where_keys_act_and_a_category_may_be_named
     assert s.submit("veh") and h.sent[-1] == ChooseCard(card=0)  # the one card it begins
     assert not s.submit("zebra")
     assert s.status[1] == "Type the number of a category, 1-4, or its name."
+    h.sent.clear()
+    # A wrong number leaves the line (it stayed, to be deleted before the right one); a name
+    # stays, to be mended.
+    assert s.submit("7") is True and h.sent == []
+    assert s.status[1] == "Type the number of a category, 1-4, or its name."
 
 
 def test_the_word_columns_stay_put_as_the_conjurer_changes(tmp_path):
