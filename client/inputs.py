@@ -332,7 +332,7 @@ class Inputs(Prompts):
             return
         v = self.view
         assert v is not None
-        if v.phase == "commit" and self.confirm_word is not None:
+        if v.phase in ("commit", "dark-commit") and self.confirm_word is not None:
             self._confirm_key(key)
         elif v.phase == "lobby":
             self._lobby_key(key)
@@ -626,8 +626,8 @@ class Inputs(Prompts):
             self._need_connection()
             self.send(WriteSpell(word=stripped))
             return True
-        if v.phase == "dark-commit" and conj:
-            return self._commit(stripped, check=False)
+        if v.phase == "dark-commit" and conj:  # (no spell word yet: only a typo is asked about)
+            return self._commit(stripped, check=True)
         if v.phase == "commit" and any(p.seat == me.seat for p in self.summoners()):
             return self._commit(stripped, check=True)
         raise Refused("Not your turn yet: nothing was sent (/say sends a chat).")

@@ -80,7 +80,7 @@ class Prompts(TableState):
             return False
         if v.phase == "mark" and self.is_conjurer() and not me.marked:
             return True
-        if v.phase == "commit" and self.confirm_word is not None:
+        if v.phase in ("commit", "dark-commit") and self.confirm_word is not None:
             return True
         if v.phase == "review" and not me.skipped:
             return not (self.sub and self.sub[0] == "vote" and len(self.sub) == 3)
@@ -213,6 +213,8 @@ class Prompts(TableState):
                 return "Choose the last category, 1: "
             return f"Choose a category (1-{n}): " if n else "Choose a category: "
         if v.phase == "dark-commit" and conj:
+            if self.confirm_word is not None:
+                return f"Lock in {quoted(self.confirm_word)} anyway? y = yes, n = change it: "
             if me.committed:
                 return f"Secret word {quoted(self.my_word())} locked in. Another replaces it: "
             return "Your secret summoning word: "

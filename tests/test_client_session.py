@@ -334,6 +334,19 @@ def test_a_summoning_word_no_dictionary_knows_is_asked_about_with_what_it_may_me
     assert s.submit("space ship") is True and isinstance(h.sent[-1], CommitSummon)
 
 
+def test_the_dark_magic_conjurers_secret_word_is_asked_about_too_when_no_dictionary_knows_it(h):
+    """A typo in the Dark Magic conjurer's secret word is the costliest of all: it is written
+    before any spell word, and every board is played towards a thing nobody can match."""
+    s = h.session
+    h.show(view("dark-commit", variant="dark-magic"))
+    assert s.submit("elefant") is True and h.sent == []
+    assert s.status == ("warn", "'elefant' is not a noun this game knows: did you mean elephant?")
+    assert s.prompt() == "Lock in 'elefant' anyway? y = yes, n = change it: " and s.wants_keys()
+    s.key("n")
+    assert s.settle_input("") == "elefant" and not s.wants_keys()
+    assert s.submit("elephant") is True and isinstance(h.sent[-1], CommitSummon)
+
+
 def test_commitment_is_saved_before_it_is_sent(tmp_path):
     store = StateDir(tmp_path / "st")
     seen = []
