@@ -76,7 +76,8 @@ class Members:
         #: player id -> when their connection went (everyone is away in a room loaded from a log)
         self.away_since: dict[str, float] = {}
         #: Player ids whose seat was last taken by a computer player (``Viewer.computer``): the
-        #: mark stays while the seat is away, and goes when a person's connection takes it.
+        #: mark stays while the seat is away, and goes when a person's connection takes it. Not
+        #: logged (the client's word): a restarted server learns it again as programs return.
         self.computers: frozenset[str] = frozenset()
 
     def seat(self, conn: Viewer, player_id: str, room: Room) -> None:

@@ -403,6 +403,8 @@ class GameServer:
         bucket = Bucket(cfg.rate, cfg.burst, trio.current_time())
         book = self.book
         while True:
+            if conn.ws.violation_next:
+                await conn.settle()  # the room answers what came before it first
             try:
                 raw = await conn.ws.receive()
             except Closed:

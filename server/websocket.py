@@ -110,6 +110,11 @@ class WebSocket:
         self.partial = 0
 
     @property
+    def violation_next(self) -> bool:
+        """The next receive ends the connection for a violation (messages before it taken)."""
+        return self._violation is not None and not self._ready
+
+    @property
     def direct(self) -> bool:
         """Frames can go straight onto the socket (a plain TCP connection)."""
         return self._fd >= 0
@@ -394,7 +399,8 @@ async def read_request(stream: trio.abc.Stream) -> Handshake | None:
         return None
     if request is None:
         return None
-    if seen.lstrip(b"\r\n").split(b"\r\n", 1)[0].endswith(b" HTTP/1.0"):
+    first = seen.lstrip(b"\r\n").split(b"\n", 1)[0].rstrip(b"\r")
+    if first.rpartition(b" ")[2] < b"HTTP/1.1":  # h11 took it: HTTP/<digit>.<digit>
         # RFC 6455 4.1: an upgrade is an HTTP/1.1 request (wsproto does not say the version).
         try:
             with trio.move_on_after(1.0):

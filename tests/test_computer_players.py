@@ -89,3 +89,49 @@ async def test_a_client_that_says_nothing_is_no_computer_and_an_unknown_word_cha
             await dee.join(code)
             await ann.wait_view(lambda v: [p.name for p in v.players] == ["Ann", "Bob", "Dee"])
             assert marks(ann) == [False, False, False]
+
+
+async def test_the_mark_follows_its_player_through_a_new_seating_order_and_the_start(server):
+    async with (
+        open_client(server.url, "Ann") as ann,
+        open_client(server.url, "Bob", computer=True) as bob,
+        open_client(server.url, "Cy") as cy,
+    ):
+        code = await ann.create(deck())
+        await bob.join(code)
+        await cy.join(code)
+        await ann.wait_view(lambda v: len(v.players) == 3)
+        await ann.send(m.SeatOrder(order=[1, 2, 0]))
+        await ann.wait_view(lambda v: v.players[0].name == "Bob")
+        seated = [("Bob", True), ("Cy", False), ("Ann", False)]
+        assert [(p.name, p.computer) for p in ann.view.players] == seated
+        await start_game([ann, bob, cy])
+        assert [(p.name, p.computer) for p in ann.view.players] == seated
+
+
+async def test_after_a_restart_a_seat_is_marked_again_when_its_program_comes_back(
+    tmp_path, start_server
+):
+    """The mark is the connection's word, not logged: a restarted server knows it again only
+    when the program takes its seat back (PROTOCOL.md says so)."""
+    replays = tmp_path / "replays"
+    first = await start_server(replays=replays)
+    async with (
+        open_client(first.url, "Ann") as ann,
+        open_client(first.url, "Bob", computer=True) as bob,
+        open_client(first.url, "Cy") as cy,
+    ):
+        code = await ann.create(deck())
+        await bob.join(code)
+        await cy.join(code)
+        await start_game([ann, bob, cy])
+        tokens = ann.token or "", bob.token or ""
+    await first.aclose()
+    second = await start_server(replays=replays)
+    async with open_client(second.url, "Ann") as ann:
+        await ann.resume(code, tokens[0])
+        await ann.wait_view(lambda v: v.round == 1)
+        assert marks(ann) == [False, False, False]
+        async with open_client(second.url, "Bob", computer=True) as bob:
+            await bob.resume(code, tokens[1])
+            await ann.wait_view(lambda v: v.players[1].connected and v.players[1].computer)

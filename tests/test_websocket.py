@@ -312,6 +312,18 @@ async def test_the_clients_close_is_answered_with_its_code_and_its_seat_goes_awa
             await poll_until(lambda: not server.connections)
 
 
+def _upgrade(version: str, newline: str) -> bytes:
+    lines = [
+        f"GET / {version}",
+        "Host: x",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version: 13",
+    ]
+    return (newline.join(lines) + newline * 2).encode()
+
+
 async def test_a_request_that_is_not_an_upgrade_gets_an_http_refusal(server):
     for request, status in [
         (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", b"400"),
@@ -321,11 +333,10 @@ async def test_a_request_that_is_not_an_upgrade_gets_an_http_refusal(server):
             b"426",
         ),
         (b"NOT HTTP AT ALL\r\n\r\n", b"400"),
-        (  # RFC 6455 4.1: an upgrade is an HTTP/1.1 request (or higher)
-            b"GET / HTTP/1.0\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-            b"400",
-        ),
+        # RFC 6455 4.1: an upgrade is an HTTP/1.1 request (or higher), whatever its line ends
+        (_upgrade("HTTP/1.0", "\r\n"), b"400"),
+        (_upgrade("HTTP/1.0", "\n"), b"400"),
+        (_upgrade("HTTP/0.9", "\r\n"), b"400"),
     ]:
         stream = await trio.open_tcp_stream("127.0.0.1", server.port)
         got = await answer_to(stream, request)
@@ -350,26 +361,35 @@ async def test_a_message_sent_in_endless_empty_fragments_is_closed_with_a_reason
         assert await ann.create()
 
 
-async def test_a_message_read_with_the_fragments_that_break_the_limit_is_still_answered(
-    start_server,
+@pytest.mark.parametrize("violation", ["fragments", "unmasked"])
+async def test_messages_read_with_a_violation_are_handled_and_answered_before_it_ends(
+    start_server, violation
 ):
-    """A ``create_room`` and then too many fragments, all in one read (a budget that parses
-    them in one go): the room is made and its creator seated before the connection ends, as
-    when the two come apart (the message was dropped)."""
+    """A ``create_room`` and a chat in the room, then a violation, all in one read (a budget
+    that parses them in one go): the room is made, the chat reaches the table, and both are
+    answered before the connection ends (they were dropped, or answered after the Close)."""
     server = await start_server(frame_burst=400.0, frame_rate=400.0)
-    async with raw_client(server, ATTACKER) as (ws, stream):
-        with trio.fail_after(5):
-            await poll_until(lambda: len(server.connections) == 1)
-        create = msgspec.json.encode(m.CreateRoom(name="Eve")).decode()
-        data = ws.send(TextMessage(data=create))
-        for _ in range(MAX_FRAGMENTS + 2):
-            data += ws.send(TextMessage(data="", message_finished=False))
-        await stream.send_all(data)
-        code, texts = await closed_with(ws, stream)
-    assert code == 1008
+    async with open_client(server.url, "Ann", source=HONEST) as ann:
+        async with raw_client(server, ATTACKER) as (ws, stream):
+            create = msgspec.json.encode(m.CreateRoom(name="Eve")).decode()
+            await stream.send_all(ws.send(TextMessage(data=create)))
+            with trio.fail_after(5):
+                await poll_until(lambda: len(server.rooms) == 1)
+            (code,) = server.rooms
+            await ann.join(code)
+            chat = msgspec.json.encode(m.SendChat(text="before the violation")).decode()
+            data = ws.send(TextMessage(data=chat))
+            if violation == "fragments":
+                for _ in range(MAX_FRAGMENTS + 2):
+                    data += ws.send(TextMessage(data="", message_finished=False))
+            else:
+                data += b"\x81\x02hi"  # unmasked
+            await stream.send_all(data)
+            close, texts = await closed_with(ws, stream)
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "before the violation")
+    assert close == (1008 if violation == "fragments" else 1002)
     kinds = [msgspec.json.decode(t)["type"] for t in texts]
-    assert "seated" in kinds and kinds.index("seated") < kinds.index("bye"), kinds
-    assert len(server.rooms) == 1
+    assert "seated" in kinds and "chat" in kinds, kinds
 
 
 async def test_messages_of_one_read_are_taken_with_other_tasks_running_between_them(server):

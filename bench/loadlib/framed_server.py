@@ -305,7 +305,8 @@ async def handler(rooms: dict[str, Room], stream: trio.SocketStream) -> None:
             if conn in conn.room.members:
                 conn.room.members.remove(conn)
             if not conn.room.members:
-                rooms.pop(conn.key, None)
+                if rooms.get(conn.key) is conn.room:  # (not a newer room of the same key)
+                    del rooms[conn.key]
                 with trio.CancelScope(shield=True):
                     await close_log(conn.room)
         await trio.aclose_forcefully(stream)
