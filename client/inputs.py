@@ -332,7 +332,7 @@ class Inputs(Prompts):
             return
         v = self.view
         assert v is not None
-        if v.phase in ("commit", "dark-commit") and self.confirm_word is not None:
+        if self.confirm_word is not None and self.confirming():
             self._confirm_key(key)
         elif v.phase == "lobby":
             self._lobby_key(key)
@@ -351,8 +351,12 @@ class Inputs(Prompts):
         assert word is not None
         if key.lower() == "y":
             self.confirm_word = None
+            v = self.view
             try:
-                self._commit(word, check=False)
+                if v is not None and v.phase == "spell":
+                    self._spell(word, check=False)
+                else:
+                    self._commit(word, check=False)
             except Refused:
                 self.draft = word  # not sent (no connection, no disk): the word is kept
                 raise
@@ -620,12 +624,7 @@ class Inputs(Prompts):
         if v.phase == "choose" and conj:
             return self._choose(stripped)
         if v.phase == "spell" and v.turn == v.you:
-            problem = validate_written(stripped) or shape_problem(stripped, summon=False)
-            if problem:
-                raise Refused(problem)
-            self._need_connection()
-            self.send(WriteSpell(word=stripped))
-            return True
+            return self._spell(stripped, check=True)
         if v.phase == "dark-commit" and conj:  # (no spell word yet: only a typo is asked about)
             return self._commit(stripped, check=True)
         if v.phase == "commit" and any(p.seat == me.seat for p in self.summoners()):
@@ -743,6 +742,20 @@ class Inputs(Prompts):
                     "the table may rule it invalid, -3."
                 )
         return unknown_word_warning(word)
+
+    def _spell(self, word: str, *, check: bool) -> bool:
+        problem = validate_written(word) or shape_problem(word, summon=False)
+        if problem:
+            raise Refused(problem)
+        if check and (warning := unknown_word_warning(word)):
+            # Seen: 'ancher' (for anchor) went on the board as everyone's clue, unremarked.
+            self.confirm_word = word
+            self.say("warn", warning)
+            return True
+        self.confirm_word = None
+        self._need_connection()
+        self.send(WriteSpell(word=word))
+        return True
 
     def _commit(self, word: str, *, check: bool) -> bool:
         problem = validate_written(word) or shape_problem(word, summon=True)

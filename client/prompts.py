@@ -62,6 +62,16 @@ class Prompts(TableState):
     #: The host's "remove them from the game?" question, and the seat, while it waits for y/n.
     kick_question: tuple[str, int] | None = None
 
+    def confirming(self) -> bool:
+        """Whether the "anyway?" question about a word (``confirm_word``) is still the one
+        asked: in the phase it was asked in, while it is still this player's word to write."""
+        v, me = self.view, self.me
+        if v is None or me is None:
+            return False
+        if v.phase == "spell":
+            return v.turn == v.you
+        return v.phase in ("commit", "dark-commit")
+
     def wants_keys(self) -> bool:
         """Single keys act at once (no Enter needed) in these states."""
         if self.gave_up is not None or self.quit_question is not None:
@@ -80,7 +90,7 @@ class Prompts(TableState):
             return False
         if v.phase == "mark" and self.is_conjurer() and not me.marked:
             return True
-        if v.phase in ("commit", "dark-commit") and self.confirm_word is not None:
+        if self.confirm_word is not None and self.confirming():
             return True
         if v.phase == "review" and not me.skipped:
             return not (self.sub and self.sub[0] == "vote" and len(self.sub) == 3)
@@ -219,6 +229,8 @@ class Prompts(TableState):
                 return f"Secret word {quoted(self.my_word())} locked in. Another replaces it: "
             return "Your secret summoning word: "
         if v.phase == "spell" and v.turn == v.you:
+            if self.confirm_word is not None:
+                return f"Write {quoted(self.confirm_word)} anyway? y = yes, n = change it: "
             return "Your spell word: "
         if v.phase == "mark" and conj and not me.marked:
             low, high = self.crystal_range()
@@ -366,7 +378,7 @@ class Prompts(TableState):
                 parts.append(f"{span([p.seat + 1 for p in self.markable()])} toggle")
                 parts.append("Enter confirm")
             elif self.confirm_word is not None:
-                parts += ["y lock in", "n change it"]
+                parts += ["y write it" if v.phase == "spell" else "y lock in", "n change it"]
             elif self.sub:
                 parts.append("Esc cancel")
         elif not self.asks_nothing():

@@ -347,6 +347,29 @@ def test_the_dark_magic_conjurers_secret_word_is_asked_about_too_when_no_diction
     assert s.submit("elephant") is True and isinstance(h.sent[-1], CommitSummon)
 
 
+def test_a_spell_word_no_dictionary_knows_is_asked_about_before_the_table_sees_it(h):
+    """Seen at 80x24: 'ancher' (for anchor) went on the board as everyone's clue."""
+    s = h.session
+    h.show(view("spell", turn=0))
+    assert s.submit("ancher") is True and h.sent == []
+    assert s.status is not None and "did you mean archer, anther or anchor?" in s.status[1]
+    assert s.prompt() == "Write 'ancher' anyway? y = yes, n = change it: " and s.wants_keys()
+    assert "y write it" in s.key_help()
+    s.key("n")
+    assert s.settle_input("") == "ancher"
+    assert s.submit("anchor") is True and h.sent == [WriteSpell(word="anchor")]
+    h.sent.clear()
+    assert s.submit("Pikachu") is True and h.sent == []
+    s.key("y")
+    assert h.sent == [WriteSpell(word="Pikachu")]
+    h.sent.clear()
+    assert s.submit("ancher") is True
+    h.show(view("spell", turn=1))  # the turn went on (the clock): the question is over
+    assert not s.wants_keys() and not s.prompt().startswith("Write")
+    s.key("y")
+    assert h.sent == []
+
+
 def test_commitment_is_saved_before_it_is_sent(tmp_path):
     store = StateDir(tmp_path / "st")
     seen = []
