@@ -6,6 +6,9 @@ the programs from the people."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 from test_server_game import deck
 from wsclient import Client, open_client, start_game
 
@@ -91,16 +94,23 @@ async def test_a_client_that_says_nothing_is_no_computer_and_an_unknown_word_cha
             assert marks(ann) == [False, False, False]
 
 
-async def test_the_mark_follows_its_player_through_a_new_seating_order_and_the_start(server):
+@contextlib.asynccontextmanager
+async def ann_bob_cy(url: str) -> AsyncIterator[tuple[Client, Client, Client, str]]:
+    """Ann's new room with Bob, a program, and Cy seated: the three clients and its code."""
     async with (
-        open_client(server.url, "Ann") as ann,
-        open_client(server.url, "Bob", computer=True) as bob,
-        open_client(server.url, "Cy") as cy,
+        open_client(url, "Ann") as ann,
+        open_client(url, "Bob", computer=True) as bob,
+        open_client(url, "Cy") as cy,
     ):
         code = await ann.create(deck())
         await bob.join(code)
         await cy.join(code)
         await ann.wait_view(lambda v: len(v.players) == 3)
+        yield ann, bob, cy, code
+
+
+async def test_the_mark_follows_its_player_through_a_new_seating_order_and_the_start(server):
+    async with ann_bob_cy(server.url) as (ann, bob, cy, _code):
         await ann.send(m.SeatOrder(order=[1, 2, 0]))
         await ann.wait_view(lambda v: v.players[0].name == "Bob")
         seated = [("Bob", True), ("Cy", False), ("Ann", False)]
@@ -116,14 +126,7 @@ async def test_after_a_restart_a_seat_is_marked_again_when_its_program_comes_bac
     when the program takes its seat back (PROTOCOL.md says so)."""
     replays = tmp_path / "replays"
     first = await start_server(replays=replays)
-    async with (
-        open_client(first.url, "Ann") as ann,
-        open_client(first.url, "Bob", computer=True) as bob,
-        open_client(first.url, "Cy") as cy,
-    ):
-        code = await ann.create(deck())
-        await bob.join(code)
-        await cy.join(code)
+    async with ann_bob_cy(first.url) as (ann, bob, cy, code):
         await start_game([ann, bob, cy])
         tokens = ann.token or "", bob.token or ""
     await first.aclose()
