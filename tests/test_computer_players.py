@@ -112,11 +112,11 @@ async def ann_bob_cy(url: str) -> AsyncIterator[tuple[Client, Client, Client, st
 async def test_the_mark_follows_its_player_through_a_new_seating_order_and_the_start(server):
     async with ann_bob_cy(server.url) as (ann, bob, cy, _code):
         await ann.send(m.SeatOrder(order=[1, 2, 0]))
-        await ann.wait_view(lambda v: v.players[0].name == "Bob")
+        lobby = await ann.wait_view(lambda v: v.players[0].name == "Bob")
         seated = [("Bob", True), ("Cy", False), ("Ann", False)]
-        assert [(p.name, p.computer) for p in ann.view.players] == seated
-        await start_game([ann, bob, cy])
-        assert [(p.name, p.computer) for p in ann.view.players] == seated
+        assert [(p.name, p.computer) for p in lobby.players] == seated
+        game = await start_game([ann, bob, cy])
+        assert [(p.name, p.computer) for p in game.players] == seated
 
 
 async def test_after_a_restart_a_seat_is_marked_again_when_its_program_comes_back(
