@@ -3,7 +3,7 @@
 A client that has sent no frame for its share of ``heartbeat_interval`` (0.75 to 1.25 of it,
 drawn per connection, so that connections opened together are not pinged together) is sent a
 Ping; one that then sends nothing for ``heartbeat_timeout`` is dropped as gone (its seat shows
-away). Any frame counts as an answer, its Pong or anything else: the frame meter stamps every
+away). Any frame counts as an answer, its Pong or anything else: the connection stamps every
 frame a client sends (``WebSocket.heard_at``), and a talking client is never pinged at all.
 
 Why one task: each connection used to keep a task that slept, woke, pinged, and waited for its
