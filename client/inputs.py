@@ -16,6 +16,7 @@ from conjure.client.setupform import SetupForm
 from conjure.client.statefile import ENV_LOCAL_SERVER
 from conjure.client.tablestate import RULES, StatusKind
 from conjure.client.textfit import shorten
+from conjure.client.typos import meant
 from conjure.protocol.commitment import commitment, new_nonce
 from conjure.protocol.counts import MAX_CRYSTALS
 from conjure.protocol.events import RULE_TEXT, Rule
@@ -46,7 +47,6 @@ from conjure.protocol.messages import (
 from conjure.protocol.names import name_problem
 from conjure.protocol.wording import stars
 from conjure.protocol.words import (
-    close_nouns,
     contains_written,
     hidden_inside,
     is_known_noun,
@@ -83,7 +83,7 @@ def unknown_word_warning(word: str) -> str | None:
     typed = normalize(word)
     if not typed.isalpha() or is_known_noun(typed):
         return None
-    close = close_nouns(typed)
+    close = meant(typed)
     if close:
         guesses = " or ".join([", ".join(close[:-1]), close[-1]] if len(close) > 1 else close)
         return f"'{word}' is not a noun this game knows: did you mean {guesses}?"

@@ -40,7 +40,6 @@ and playing needs no Debian package and no download.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import gzip
 import re
@@ -295,26 +294,6 @@ def is_known_noun(word: str) -> bool:
     """Whether the word or one of its base forms is a WordNet noun lemma (advisory only)."""
     nouns = word_data().nouns
     return any(form in nouns for form in base_forms(word))
-
-
-@functools.cache
-def _one_word_nouns() -> dict[str, tuple[str, ...]]:
-    """The nouns of one word in letters only, by first letter (for :func:`close_nouns`)."""
-    by_letter: dict[str, list[str]] = {}
-    for noun in word_data().nouns:
-        if noun.isalpha():
-            by_letter.setdefault(noun[0], []).append(noun)
-    return {letter: tuple(sorted(nouns)) for letter, nouns in by_letter.items()}
-
-
-def close_nouns(word: str, most: int = 3) -> list[str]:
-    """Known nouns of one word spelled nearly as ``word`` (one word of letters), closest first:
-    what a typo may have meant (advisory only: a client asks before it locks a word in)."""
-    typed = normalize(word)
-    if not typed.isalpha():
-        return []
-    near = [n for n in _one_word_nouns().get(typed[0], ()) if abs(len(n) - len(typed)) <= 2]
-    return difflib.get_close_matches(typed, near, n=most, cutoff=0.8)
 
 
 # ---------------------------------------------------------------------------------------

@@ -377,12 +377,3 @@ def test_sections_are_split_at_lines_that_open_one() -> None:
     assert sections == {"one": ["x", "y [z]", "w"], "two": []}
     assert read_sections("[only]\na") == ([], {"only": ["a"]})
     assert read_sections("") == ([], {})
-
-
-def test_close_nouns_are_what_a_typo_may_have_meant():
-    from conjure.protocol.words import close_nouns
-
-    assert "penny" in close_nouns("peny") and "anchor" in close_nouns("Ancher")
-    assert close_nouns("elefant") == ["elephant"]
-    assert close_nouns("space shp") == [] and close_nouns("t-rex") == []  # letters only
-    assert close_nouns("qqqqqq") == []
