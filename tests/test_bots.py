@@ -366,7 +366,11 @@ def review_view(proposals: list[m.ProposalView], category: str = "Animal") -> m.
 
 
 async def test_votes_come_with_reasons_and_review_ends_with_done():
-    bot = Bot(BotOptions(url="ws://127.0.0.1:1", room="ABCD", challenge_rate=0), NamePool())
+    said: list[str] = []
+    bot = Bot(
+        BotOptions(url="ws://127.0.0.1:1", room="ABCD", challenge_rate=0, log=said.append),
+        NamePool(),
+    )
     same = m.ProposalView(
         id=0, kind="same", by=0, seats=[0, 1], words=["car", "automobile"], voters=[2]
     )
@@ -384,6 +388,11 @@ async def test_votes_come_with_reasons_and_review_ends_with_done():
     assert votes[0].yes is True  # a car is an automobile
     assert votes[1].yes is False  # a cow is an animal
     assert isinstance(msgs[-1], m.ReviewDone)
+    # Its output numbers proposals as the board, the feed and the audit do: from 1.
+    assert [line.split(": ")[1] for line in said if "I vote" in line] == [
+        "I vote yes on proposal 1",
+        "I vote no on proposal 2",
+    ]
 
 
 async def test_a_bot_rarely_challenges_a_word_outside_the_category():

@@ -489,7 +489,8 @@ class Bot:
         me = _me(view)
         if me is not None:
             won = me.seat in view.winners
-            self.say(f"the game is over: {me.score} points{' - I won!' if won else ''}")
+            points = f"{me.score} point{'' if me.score == 1 else 's'}"
+            self.say(f"the game is over: {points}{' - I won!' if won else ''}")
 
     async def _on_error(self, err: m.Error) -> None:
         self.record.errors.append(err)
@@ -723,7 +724,8 @@ class Bot:
             yes, reason = False, "I cannot tell"
         reason = reason[:200]
         self.record.votes.append((p.id, yes, reason))
-        self.say(f"round {v.round}: I vote {'yes' if yes else 'no'} on proposal {p.id}: {reason}")
+        vote = "yes" if yes else "no"  # (proposals are numbered from 1 where people read them)
+        self.say(f"round {v.round}: I vote {vote} on proposal {p.id + 1}: {reason}")
         return [m.CastVote(proposal=p.id, yes=yes, reason=reason)]
 
     async def _challenge(self) -> list[m.ClientMsg]:
