@@ -542,7 +542,12 @@ def farewell(s: Session, *, local: bool) -> list[str]:
     if s.spectator:  # a word on leaving, as a player has (it printed nothing)
         return [f"Stopped watching room {s.room}."]
     if s.view is not None and s.view.phase == "over":
-        return [f"Left room {s.room}: its game is over."]
+        over = [f"Left room {s.room}: its game is over."]
+        if s.view.game_id and not local:  # (make play names the log in its own summary)
+            # Which log is this game's: a player could not tell among the server's (seen in a
+            # friends' game; the id was on no screen).
+            over.append(f"  Its log, in the server's replays folder: {s.view.game_id}.jsonl")
+        return over
     if s.ended is not None:  # removed, replaced, refused: why (a blank screen said nothing)
         return [f"Left room {s.room}: {s.ended}."]
     if not s.token or local:

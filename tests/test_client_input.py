@@ -865,7 +865,11 @@ def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path):
     assert all(cells(line) <= 80 for line in lines)
     assert farewell(s, local=True) == []  # make play's server stops with the client
     h.show(view("over", winners=[0]))
-    assert farewell(s, local=False) == ["Left room ABCD: its game is over."]
+    assert farewell(s, local=False) == [
+        "Left room ABCD: its game is over.",
+        "  Its log, in the server's replays folder: g1.jsonl",  # which of the server's logs
+    ]
+    assert farewell(s, local=True) == ["Left room ABCD: its game is over."]  # make play says
     removed = Harness(tmp_path / "removed").session
     removed.token, removed.ended = "t" * 43, "the host removed you from the room"
     removed.room = "ABCD"
