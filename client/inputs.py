@@ -505,6 +505,9 @@ class Inputs(Prompts):
             return
         if sub == ("challenge",):
             seat = self._summon_board(key)
+            if self.lone_vote(seat) == "nobody":  # said at once, not after a rule was picked
+                self.sub = ()
+                raise Refused(NOBODY_VOTES)
             self.sub = ("challenge", seat)
         elif sub[0] == "challenge" and len(sub) == 3:  # "your vote alone decides": y/n
             self._alone_answer(key, lambda: self._challenge(sub[1], sub[2]), "No challenge made.")
@@ -513,9 +516,6 @@ class Inputs(Prompts):
                 rule = RULES[int(key) - 1]
             except (ValueError, IndexError):
                 raise Refused(f"Pick a rule by its number, 1-{len(RULES)}.") from None
-            if self.lone_vote(sub[1]) == "nobody":
-                self.sub = ()
-                raise Refused(NOBODY_VOTES)
             if self.challenge_alone(sub[1]):
                 self.sub = ("challenge", sub[1], rule)  # ask first: nobody else votes on it
                 return
