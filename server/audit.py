@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shutil
 import sys
+import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -833,7 +836,10 @@ def run(args: argparse.Namespace) -> int:
         status, out, _ = _replay_one(args, logs[0], receipts, state_dirs, files)
     except Unusable as exc:
         return _fail(str(exc))
-    print(shown(json.dumps(out, ensure_ascii=False, indent=2) if args.json else out))
+    if args.json:
+        print(shown(json.dumps(out, ensure_ascii=False, indent=2)))
+    else:
+        _report(out)
     return status
 
 
@@ -909,7 +915,7 @@ def _replay_many(
             docs.append(out)
             by_log[str(log)] = out
         else:
-            print(shown(out), flush=True)
+            _report(out, flush=True)
     copies = [_copies(game_id, held) for game_id, held in games.items() if len(held) > 1]
     parted_logs = [(log, text) for text, parted in copies for log in parted if log not in failed]
     if parted_logs:
@@ -941,7 +947,7 @@ def _replay_many(
     ]
     lines += [f"  could not be audited: {why}" for why in unusable]
     lines += [f"  {'NOT VERIFIED' if parted else 'note'}: {text}" for text, parted in copies]
-    print(shown("\n" + "\n".join(lines)))
+    _report("\n" + "\n".join(lines))
     return worst
 
 
@@ -965,6 +971,45 @@ def _copies(game_id: str, held: list[tuple[str, list[str]]]) -> tuple[str, list[
             parts.append(f"{log} is a copy of it cut after seq {len(other) - 1}")
     text = f"game {one_line(game_id)} is in {len(held)} logs: {first}; " + "; ".join(parts)
     return text, parted
+
+
+#: A report line's check word ("  ok    ", "  FAIL  ", "  note  "): its continuation lines go
+#: under the text after it.
+_CHECK = re.compile(r" *(?:ok|note|FAIL|NOT VERIFIED|could not be audited)\b:? *")
+
+
+def fitted(text: str, width: int | None) -> str:
+    """``text`` with its lines longer than ``width`` wrapped between words, each continuation
+    indented under its line's text (None: as it is, for a pipe or a file, one line a fact).
+
+    Why: read in an 80-column terminal, report lines of 100-200 characters broke words and
+    hashes mid-way. A continuation line is always indented, so no logged text wrapped onto a
+    new line can begin one as the report's own lines do (a verdict, a log's heading)."""
+    if width is None:
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        head = _CHECK.match(line)
+        lead = len(line) - len(line.lstrip(" "))
+        hang = " " * max(2, head.end() if head is not None else lead + 2)
+        out += textwrap.wrap(
+            line,
+            width,
+            subsequent_indent=hang,
+            break_long_words=False,
+            break_on_hyphens=False,
+            drop_whitespace=True,
+        ) or [line]
+    return "\n".join(out)
+
+
+def _report(text: str, **kwargs: Any) -> None:
+    """Print a report's text: shown safely, and fitted to a terminal's width."""
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    print(fitted(shown(text), width), **kwargs)
 
 
 def shown(text: str) -> str:

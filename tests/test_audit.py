@@ -68,6 +68,68 @@ def run_json(capsys, *args: str) -> tuple[int, dict]:
 
 
 # ---------------------------------------------------------------------------------------------
+# The report in a terminal
+
+
+def test_a_report_read_in_an_80_column_terminal_is_wrapped_between_words(sample, capsys):
+    """Read at 80 columns, report lines of 100-200 characters broke words and hashes mid-way
+    (an organizer's run after a friends' game). In a terminal they wrap between words, each
+    continuation under its line's text; to a pipe or a file each fact stays on one line."""
+    from conjure.server.audit import fitted
+
+    path, _ = sample
+    assert replay(str(path), "--state-dir", str(path.parent)) == 0
+    whole = capsys.readouterr().out  # captured: not a terminal
+    assert max(len(line) for line in whole.splitlines()) > 100  # (so there is something to fit)
+    fit = fitted(whole, 80)
+    assert fit.split() == whole.split()  # nothing lost, added or reordered
+    for line in fit.splitlines():
+        assert len(line) <= 80 or " " not in line.strip(), line  # (a hash alone may be longer)
+    # No wrapped text begins a line as the report's own lines do (a verdict, a heading).
+    starts = [line for line in fit.splitlines() if line and not line.startswith(" ")]
+    own = [line for line in whole.splitlines() if line and not line.startswith(" ")]
+    assert all(o.startswith(f) for f, o in zip(starts, own, strict=True))
+    assert fitted(whole, None) == whole
+
+
+def test_the_replay_command_fits_its_report_to_the_terminal_it_prints_to(sample):
+    """The real command, its output a terminal 80 columns wide (a pseudo-terminal)."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    path, _ = sample
+    main_fd, tty_fd = pty.openpty()
+    fcntl.ioctl(tty_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "conjure.client.cli", "replay", str(path), "--no-state-dir"],
+        stdout=tty_fd,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    os.close(tty_fd)
+    got = b""
+    while True:  # until the command closes its end (bounded: the report is a few KB)
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:  # EIO: the other end is closed
+            break
+        if not chunk:
+            break
+        got += chunk
+    os.close(main_fd)
+    assert proc.wait(timeout=60) == 0
+    lines = got.decode().replace("\r\n", "\n").splitlines()
+    assert any("=> VERIFIED" in line for line in lines)
+    assert all(len(line) <= 80 or " " not in line.strip() for line in lines), lines
+
+
+# ---------------------------------------------------------------------------------------------
 # A clean game
 
 
