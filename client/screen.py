@@ -468,10 +468,11 @@ def result_lines(session: Session, r: ResultView, width: int = 80) -> StyleAndTe
 
 
 def _standing_note(p: PlayerView) -> str:
-    """What follows a name in the standings: you, removed (as the audit says), or both (a
-    removal can end the game)."""
+    """What follows a name in the standings: the computer player's mark, as on the board;
+    then you, removed (as the audit says), or both (a removal can end the game)."""
+    mark = f" {COMPUTER_TAG}" if p.computer else ""
     said = (["you"] if p.you else []) + (["removed"] if p.kicked else [])
-    return f" ({', '.join(said)})" if said else ""
+    return mark + (f" ({', '.join(said)})" if said else "")
 
 
 def standing_rows(session: Session, width: int = 80, compact: bool = False) -> list[Row]:

@@ -937,6 +937,9 @@ def test_the_final_board_shows_nobody_away_and_no_conjurer_in_its_legend(tmp_pat
     bob = next(r for r in rows if " Bob" in r)
     cat = next(r for r in rows if " Cat" in r)
     assert "away" not in bob and "left" in cat  # a removed player did leave the game
+    standings = [screen.plain(r.line) for r in screen.standing_rows(s, 80)]
+    assert any(r.strip().startswith("1. Bob ⚙ ") for r in standings), standings  # as on the board
+    assert any("Cat (removed)" in r for r in standings)
     assert "conjurer" not in rows[-1] and "♛ host" in rows[-1]
     h.show(view("spell", turn=1, players=players(0, **gone)))
     rows = [screen.plain(r.line) for r in screen.board_rows(s, 80)]
