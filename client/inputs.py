@@ -743,16 +743,21 @@ class Inputs(Prompts):
                 )
         return unknown_word_warning(word)
 
+    def _ask_first(self, word: str, warning: str | None) -> bool:
+        """With a ``warning``: ask y/n before ``word`` is sent (True). A real question, never an
+        edit of the word: it leaves the input line (``confirm_word``)."""
+        self.confirm_word = word if warning else None
+        if warning:
+            self.say("warn", warning)
+        return bool(warning)
+
     def _spell(self, word: str, *, check: bool) -> bool:
         problem = validate_written(word) or shape_problem(word, summon=False)
         if problem:
             raise Refused(problem)
-        if check and (warning := unknown_word_warning(word)):
-            # Seen: 'ancher' (for anchor) went on the board as everyone's clue, unremarked.
-            self.confirm_word = word
-            self.say("warn", warning)
+        # Seen: 'ancher' (for anchor) went on the board as everyone's clue, unremarked.
+        if check and self._ask_first(word, unknown_word_warning(word)):
             return True
-        self.confirm_word = None
         self._need_connection()
         self.send(WriteSpell(word=word))
         return True
@@ -761,14 +766,8 @@ class Inputs(Prompts):
         problem = validate_written(word) or shape_problem(word, summon=True)
         if problem:
             raise Refused(problem)
-        if check:
-            warning = self.word_warning(word)
-            if warning:
-                # A real question (y or n), never an edit of the word: it leaves the input line.
-                self.confirm_word = word
-                self.say("warn", warning)
-                return True
-        self.confirm_word = None
+        if check and self._ask_first(word, self.word_warning(word)):
+            return True
         self._need_connection()
         v = self.view
         key = self._round_key()

@@ -72,6 +72,12 @@ class Prompts(TableState):
             return v.turn == v.you
         return v.phase in ("commit", "dark-commit")
 
+    def _anyway(self, word: str) -> str:
+        """The question after a warning about ``word``: send it as it is, or change it."""
+        v = self.view
+        verb = "Write" if v is not None and v.phase == "spell" else "Lock in"
+        return f"{verb} {quoted(word)} anyway? y = yes, n = change it: "
+
     def wants_keys(self) -> bool:
         """Single keys act at once (no Enter needed) in these states."""
         if self.gave_up is not None or self.quit_question is not None:
@@ -224,13 +230,13 @@ class Prompts(TableState):
             return f"Choose a category (1-{n}): " if n else "Choose a category: "
         if v.phase == "dark-commit" and conj:
             if self.confirm_word is not None:
-                return f"Lock in {quoted(self.confirm_word)} anyway? y = yes, n = change it: "
+                return self._anyway(self.confirm_word)
             if me.committed:
                 return f"Secret word {quoted(self.my_word())} locked in. Another replaces it: "
             return "Your secret summoning word: "
         if v.phase == "spell" and v.turn == v.you:
             if self.confirm_word is not None:
-                return f"Write {quoted(self.confirm_word)} anyway? y = yes, n = change it: "
+                return self._anyway(self.confirm_word)
             return "Your spell word: "
         if v.phase == "mark" and conj and not me.marked:
             low, high = self.crystal_range()
@@ -238,7 +244,7 @@ class Prompts(TableState):
             return f"Toggle boards {numbers}, Enter to confirm ({low}-{high} crystals): "
         if v.phase == "commit" and any(p.seat == me.seat for p in self.summoners()):
             if self.confirm_word is not None:
-                return f"Lock in {quoted(self.confirm_word)} anyway? y = yes, n = change it: "
+                return self._anyway(self.confirm_word)
             if me.committed:
                 return f"Locked in {quoted(self.my_word())}. Another word replaces it: "
             return "Your summoning word: "

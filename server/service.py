@@ -495,11 +495,8 @@ class GameServer:
                 conn.close(f"protocol version {msg.protocol} is not supported", CLOSE_POLICY)
                 return
             conn.greeted = True
-            conn.patches = PATCHES in msg.features
-            conn.computer = m.COMPUTER in msg.features
-            used = [PATCHES] if conn.patches else []
-            if conn.computer:
-                used.append(m.COMPUTER)
+            used = [f for f in (PATCHES, m.COMPUTER) if f in msg.features]  # the ones it knows
+            conn.patches, conn.computer = PATCHES in used, m.COMPUTER in used
             conn.send(m.Welcome(protocol=PROTOCOL_VERSION, server=SERVER_NAME, features=used))
             return
         try:
