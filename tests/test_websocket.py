@@ -19,7 +19,7 @@ import pytest
 import trio
 from polling import poll_until
 from trio_websocket import ConnectionClosed, WebSocketConnection
-from wsclient import open_client
+from wsclient import open_client, reset
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import (
     AcceptConnection,
@@ -361,6 +361,27 @@ async def test_a_message_sent_in_endless_empty_fragments_is_closed_with_a_reason
         assert await ann.create()
 
 
+async def eve_creates_and_ann_joins(server, ws: WSConnection, stream, ann) -> None:
+    """The raw client (Eve) makes a room and Ann sits in it."""
+    create = msgspec.json.encode(m.CreateRoom(name="Eve")).decode()
+    await stream.send_all(ws.send(TextMessage(data=create)))
+    with trio.fail_after(5):
+        await poll_until(lambda: len(server.rooms) == 1)
+    (code,) = server.rooms
+    await ann.join(code)
+
+
+def chat_then_violation(ws: WSConnection, text: str, violation: str) -> bytes:
+    """One write: a chat, then too many fragments or an unmasked frame."""
+    data = ws.send(TextMessage(data=msgspec.json.encode(m.SendChat(text=text)).decode()))
+    if violation == "fragments":
+        for _ in range(MAX_FRAGMENTS + 2):
+            data += ws.send(TextMessage(data="", message_finished=False))
+    else:
+        data += b"\x81\x02hi"  # unmasked
+    return data
+
+
 @pytest.mark.parametrize("violation", ["fragments", "unmasked"])
 async def test_messages_read_with_a_violation_are_handled_and_answered_before_it_ends(
     start_server, violation
@@ -371,25 +392,33 @@ async def test_messages_read_with_a_violation_are_handled_and_answered_before_it
     server = await start_server(frame_burst=400.0, frame_rate=400.0)
     async with open_client(server.url, "Ann", source=HONEST) as ann:
         async with raw_client(server, ATTACKER) as (ws, stream):
-            create = msgspec.json.encode(m.CreateRoom(name="Eve")).decode()
-            await stream.send_all(ws.send(TextMessage(data=create)))
-            with trio.fail_after(5):
-                await poll_until(lambda: len(server.rooms) == 1)
-            (code,) = server.rooms
-            await ann.join(code)
-            chat = msgspec.json.encode(m.SendChat(text="before the violation")).decode()
-            data = ws.send(TextMessage(data=chat))
-            if violation == "fragments":
-                for _ in range(MAX_FRAGMENTS + 2):
-                    data += ws.send(TextMessage(data="", message_finished=False))
-            else:
-                data += b"\x81\x02hi"  # unmasked
-            await stream.send_all(data)
+            await eve_creates_and_ann_joins(server, ws, stream, ann)
+            await stream.send_all(chat_then_violation(ws, "before the violation", violation))
             close, texts = await closed_with(ws, stream)
         await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "before the violation")
     assert close == (1008 if violation == "fragments" else 1002)
     kinds = [msgspec.json.decode(t)["type"] for t in texts]
     assert "seated" in kinds and "chat" in kinds, kinds
+
+
+async def test_a_client_that_resets_right_after_its_chat_and_a_violation_harms_nobody(
+    start_server,
+):
+    """The worst moment for the wait that lets the room answer first: the client is gone
+    (a TCP reset) before the answer can be written. Its chat still reaches the table, its
+    seat goes away, and the server plays on for everyone else."""
+    server = await start_server(frame_burst=400.0, frame_rate=400.0)
+    async with open_client(server.url, "Ann", source=HONEST) as ann:
+        async with raw_client(server, ATTACKER) as (ws, stream):
+            await eve_creates_and_ann_joins(server, ws, stream, ann)
+            await stream.send_all(chat_then_violation(ws, "last words", "fragments"))
+            reset(stream)
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "last words")
+        await ann.wait_view(lambda v: not v.players[0].connected)  # Eve's seat went away
+        with trio.fail_after(5):
+            await poll_until(lambda: len(server.connections) == 1)
+        await ann.send(m.SendChat(text="still here"))
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "still here")
 
 
 async def test_messages_of_one_read_are_taken_with_other_tasks_running_between_them(server):
