@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.styles import Style
 
-from conjure.client.prompts import QUOTED
+from conjure.client.prompts import QUOTED, quoted
 from conjure.client.session import Session, settings_lines
 from conjure.client.statefile import ENV_SHARE_URL
 from conjure.client.tablestate import status_rows
@@ -755,6 +755,13 @@ def _phase_hint(session: Session) -> tuple[str, int] | None:
         return SPELL_WORD[:1].upper() + SPELL_WORD[1:] + ".", 1 if mine else 2
     if v.phase == "mark":
         low, high = session.crystal_range()
+        if conj and v.settings.variant == "dark-magic":  # the word is written already
+            secret = session.my_word()
+            return (
+                f"Put crystals on the {low} to {high} boards whose spell words you associate "
+                f"with your secret word{f' {quoted(secret)}' if secret else ''}.",
+                1,
+            )
         if conj:
             return (
                 # (a newcomer conjurer was never asked for an "idea": say what it is, and when

@@ -954,6 +954,15 @@ def test_the_conjurer_is_told_what_the_crystals_are_for_before_being_asked_for_i
     text = unwrap_text(screen.plain(screen.panel(h.session, 80)))
     assert "Think of a thing in the category and put crystals on the 2 to 4 boards" in text
     assert "you write it next, in secret." in text and "idea" not in text
+    # In Dark Magic the secret word comes first: the line names it, and asks for no other.
+    dark = Harness(tmp_path / "dark")
+    dark.show(view("dark-commit", variant="dark-magic"))
+    assert dark.session.submit("oak")
+    marking = players(0, **spells(Bob="lumber", Cat="beaver", Dan="woodland"))
+    dark.show(view("mark", variant="dark-magic", players=marking))
+    text = unwrap_text(screen.plain(screen.panel(dark.session, 80)))
+    assert "boards whose spell words you associate with your secret word 'oak'." in text
+    assert "Think of" not in text and "write it next" not in text
 
 
 def test_a_stray_key_in_the_review_says_which_keys_work(tmp_path):
