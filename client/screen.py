@@ -178,7 +178,9 @@ def line_cells(line: Line) -> int:
 def header(session: Session, width: int = 80) -> StyleAndTextTuples:
     """One line; parts that do not fit are left out whole (least needed first)."""
     v = session.view
-    parts: list[tuple[int, str]] = []  # (drop order: higher goes first, text), display order
+    #: (drop order: higher goes first, text), display order; the category also has its stars,
+    #: which stay whole when its text is shortened
+    parts: list[tuple[int, str] | tuple[int, str, str]] = []
     if width >= 100:
         parts.append((9, "Conjure"))
     out = v is not None and session.left_room()  # a table the player is no longer at
@@ -193,7 +195,7 @@ def header(session: Session, width: int = 80) -> StyleAndTextTuples:
         if v.conjurer is not None and v.phase not in ("lobby", "over"):
             parts.append((3, f"conjurer {session.pname(v.conjurer)}"))
         if v.card is not None and v.phase not in ("lobby", "over"):
-            parts.append((2, f"{v.card.text} {stars(v.card.stars)}"))
+            parts.append((CATEGORY, v.card.text, f" {stars(v.card.stars)}"))
         parts.append((0, PHASE_NAMES.get(v.phase, v.phase)))
     elif session.room:
         parts.append((0, f"room {session.room}"))
@@ -218,20 +220,38 @@ def header(session: Session, width: int = 80) -> StyleAndTextTuples:
     return [("class:header", " " + left + " " * (room - cells(left))), (style_right, right)]
 
 
-def _fit_parts(parts: list[tuple[int, str]], width: int, sep: str = " · ") -> str:
-    parts = list(parts)
+#: The category's place in the header's drop order, and how short its text may become: first
+#: only down to ``_CATEGORY_SHORT`` cells to keep the room, the variant and the conjurer, then down
+#: to ``_CATEGORY_SHORTEST`` before it goes (seen at 80x24: a long category took their places).
+CATEGORY = 2
+_CATEGORY_SHORT, _CATEGORY_SHORTEST = 20, 12
+
+
+def _fit_parts(
+    parts: list[tuple[int, str] | tuple[int, str, str]], width: int, sep: str = " · "
+) -> str:
+    items = [(p[0], p[1], p[2] if len(p) == 3 else "") for p in parts]
+
+    def joined(items: list[tuple[int, str, str]]) -> str:
+        return sep.join(text + tail for _, text, tail in items)
+
     while True:
-        text = sep.join(t for _, t in parts)
-        if cells(text) <= width or len(parts) <= 1:
-            return shorten(text, width)
-        worst = max(range(len(parts)), key=lambda i: (parts[i][0], i))
-        if parts[worst][0] == 2:  # the category: shortened before it goes
-            others = cells(sep.join(t for i, (_, t) in enumerate(parts) if i != worst))
-            room = width - others - len(sep)
-            if room >= 12:
-                parts[worst] = (-1, shorten(parts[worst][1], room))
-                continue
-        del parts[worst]
+        cat = next((i for i, p in enumerate(items) if p[0] == CATEGORY), None)
+        if cat is None:
+            text = joined(items)
+            if cells(text) <= width or len(items) <= 1:
+                return shorten(text, width)
+        else:
+            order, words, tail = items[cat]
+            rest = items[:cat] + items[cat + 1 :]
+            room = width - cells(tail) - (cells(joined(rest)) + len(sep) if rest else 0)
+            floor = _CATEGORY_SHORT if any(p[0] > CATEGORY for p in rest) else _CATEGORY_SHORTEST
+            if cells(words) <= room or room >= floor:
+                shown = [*items[:cat], (order, shorten(words, room), tail), *items[cat + 1 :]]
+                return shorten(joined(shown), width)
+            if not rest:
+                return shorten(words + tail, width)
+        del items[max(range(len(items)), key=lambda i: (items[i][0], i))]
 
 
 # ------------------------------------------------------------------ boards

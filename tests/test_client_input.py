@@ -7,6 +7,7 @@ Pure Session tests (``test_client_session.Harness``: no network, a state directo
 from __future__ import annotations
 
 import msgspec
+import pytest
 import trio
 from screencheck import problems
 from test_client_session import Harness, players, spells, view
@@ -586,6 +587,32 @@ def test_header_drops_whole_parts_and_shortens_on_purpose(tmp_path):
     head = screen.plain(screen.header(h.session, 80))
     assert len(head) == 80 and "spell words" in head and "round 1/4" in head
     assert not problems(head, 80, 1)
+
+
+@pytest.mark.parametrize("variant", ["standard", "dark-magic"])
+@pytest.mark.parametrize("conjurer", ["Ann", "Bartholomew Fitzgerald X"])  # 24 characters
+def test_a_long_category_gives_way_before_the_conjurer_and_keeps_its_stars(
+    tmp_path, variant, conjurer
+):
+    """Seen at 80x24: a long category took the conjurer's and the room's places, and the
+    shortening cut its stars (what a round is worth)."""
+    h = Harness(tmp_path)
+    card = CardView(index=0, text="Things you would find in a haunted kitchen", stars=3)
+    h.show(
+        view(
+            "spell", turn=1, card=card, variant=variant, players=players(0, Ann={"name": conjurer})
+        )
+    )
+    head = screen.plain(screen.header(h.session, 80))
+    assert len(head) == 80 and not problems(head, 80, 1, words=[card.text, conjurer])
+    assert "round 1/4" in head and "spell words" in head
+    assert "Things you would find" in head and "… ★★★ ·" in head  # shortened, the stars whole
+    # the conjurer stays unless keeping them would leave the category under 20 cells
+    assert f"conjurer {conjurer}" in head or len(conjurer) > 20
+    # a short category leaves room for the room code too
+    h.show(view("spell", turn=1, card=CardView(index=0, text="Animals", stars=3)))
+    head = screen.plain(screen.header(h.session, 80))
+    assert "room ABCD" in head and "Animals ★★★" in head and "conjurer Ann" in head
 
 
 def test_text_helpers():
