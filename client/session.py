@@ -50,6 +50,7 @@ from conjure.protocol.messages import (
     CreateRoom,
     Error,
     JoinRoom,
+    Receipt,
     ResumeSeat,
     RevealSummon,
     RoomSettings,
@@ -61,6 +62,7 @@ from conjure.protocol.messages import (
     Welcome,
 )
 from conjure.protocol.names import name_problem
+from conjure.protocol.receiptsig import verify
 from conjure.protocol.wording import watch_command
 
 __all__ = [
@@ -174,7 +176,8 @@ class Session(Inputs):
         self._reveal_sent: set[tuple] = set()
         self._reveal_index: dict[tuple, int] = {}
         self._my_words: dict[tuple, str] = {}
-        self._receipt_seq: dict[str, int] = {}
+        #: The newest receipt kept per (game, signed): nothing older is written again.
+        self._receipt_seq: dict[tuple[str, bool], int] = {}
         self.sent: list[ClientMsg] = []  # every message handed to send, for tests and the log
         self.first_time = not store.seen("howto")
         self._reason = ""  # why the connection was lost, for the banner
@@ -488,7 +491,7 @@ class Session(Inputs):
             # what happened: seen at 80x24, it stayed after the proposal had been rejected.
             self.status = None
         if msg.receipt is not None and v.game_id:
-            self._save_receipt(v.game_id, msg.receipt.seq, msg.receipt.hash)
+            self._save_receipt(v.game_id, msg.receipt)
         # In the lobby, who is seated counts too: "a game needs at least 3 players" stayed up
         # after four had joined, and a board number half typed for a removal may name another.
         seated = sum(not p.kicked for p in v.players) if v.phase == "lobby" else None
@@ -533,12 +536,27 @@ class Session(Inputs):
         if v.host == v.you and old.host != v.you and v.phase not in ("lobby", "over"):
             self.say("info", "You are the host now: /pause, /skip N and /kick N are yours (F1).")
 
-    def _save_receipt(self, game_id: str, seq: int, hash_: str) -> None:
-        if self._receipt_seq.get(game_id, -1) >= seq:
+    def _save_receipt(self, game_id: str, receipt: Receipt) -> None:
+        """Keep the newest receipt, and the newest the server signed (its signature checked:
+        one that does not verify proves nothing, so it is not kept as if it did)."""
+        seq, hash_ = receipt.seq, receipt.hash
+        signed = None
+        if (
+            receipt.key is not None
+            and receipt.sig is not None
+            and self._receipt_seq.get((game_id, True), -1) < seq
+            and verify(receipt.key, receipt.sig, game_id, seq, hash_)
+        ):
+            signed = {"seq": seq, "hash": hash_, "key": receipt.key, "sig": receipt.sig}
+        if signed is None and self._receipt_seq.get((game_id, False), -1) >= seq:
             return
         try:
-            self.store.save_receipt(game_id, seq, hash_, server=self.server, room=self.room or "")
-            self._receipt_seq[game_id] = seq
+            self.store.save_receipt(
+                game_id, seq, hash_, server=self.server, room=self.room or "", signed=signed
+            )
+            self._receipt_seq[(game_id, False)] = seq
+            if signed is not None:
+                self._receipt_seq[(game_id, True)] = seq
         except OSError as exc:
             self.say("warn", f"Could not save the receipt in {self.store.path}: {exc}")
 

@@ -46,7 +46,12 @@ Files (all UTF-8 JSON, one object, ``"version": 1``):
 
     ``seq`` is the log position of the newest record this client saw and ``hash`` that record's
     chain hash (docs/LOG.md, "Receipts"): the log must hold a record with that seq and hash. The
-    file only ever moves forward (a receipt with a lower seq never replaces a higher one). A
+    newest receipt the server signed is kept beside it, once there is one (its signature checked
+    before it is kept)::
+
+        "signed": {"seq": 38, "hash": "<64 hex>", "key": "ed25519:<64 hex>", "sig": "<128 hex>"}
+
+    The file only ever moves forward (a receipt with a lower seq never replaces a higher one). A
     game id that is not made only of ``[A-Za-z0-9_.-]`` is stored under ``sha256(game_id)``
     as the file name (the ``game_id`` field inside still holds the real id).
 
@@ -110,6 +115,12 @@ def write_private(path: Path, data: bytes) -> None:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def _seq(receipt: dict[str, Any]) -> int:
+    """A kept receipt's ``seq``, or -1 if it has none that is usable."""
+    seq = receipt.get("seq")
+    return seq if isinstance(seq, int) else -1
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -273,21 +284,39 @@ class StateDir:
 
     # ---------------------------------------------------------------- receipts
 
-    def save_receipt(self, game_id: str, seq: int, hash_: str, *, server: str, room: str) -> bool:
-        """Keep the receipt if it is newer than the one on file; True if written."""
+    def save_receipt(
+        self,
+        game_id: str,
+        seq: int,
+        hash_: str,
+        *,
+        server: str,
+        room: str,
+        signed: dict[str, Any] | None = None,
+    ) -> bool:
+        """Keep the receipt if it is newer than the one on file, and ``signed`` (the receipt
+        with the server's ``key`` and ``sig``, checked by the caller) if it is newer than the
+        signed one on file; True if written."""
         path = self.receipt_path(game_id)
-        old = _read_json(path)
-        if old is not None and isinstance(old.get("seq"), int) and old["seq"] >= seq:
+        old = _read_json(path) or {}
+        old_seq = _seq(old)
+        kept = old.get("signed") if isinstance(old.get("signed"), dict) else None
+        kept_seq = -1 if kept is None else _seq(kept)
+        if signed is not None and signed["seq"] > kept_seq:
+            kept = signed
+        elif seq <= old_seq:
             return False
         data = {
             "version": VERSION,
             "game_id": game_id,
-            "seq": seq,
-            "hash": hash_,
+            "seq": max(seq, old_seq),
+            "hash": hash_ if seq >= old_seq else old.get("hash"),
             "server": server,
             "room": room,
             "saved_at": time.time(),
         }
+        if kept is not None:
+            data["signed"] = kept
         self.ensure()
         write_private(path, json.dumps(data, sort_keys=True).encode() + b"\n")
         return True

@@ -269,11 +269,17 @@ AnyClientMsg = (
 # ------------------------------------------------------------------ server -> client
 
 
-class Receipt(msgspec.Struct, frozen=True):
-    """The log position an update reflects: keep the latest, audit with ``conjure replay``."""
+class Receipt(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The log position an update reflects: keep the latest, audit with ``conjure replay``.
+
+    At the start of each phase and at the game's end the server signs it (protocol.receiptsig):
+    ``key`` is the server's public key and ``sig`` its signature; other receipts carry neither.
+    """
 
     seq: int
     hash: str
+    key: str | None = None
+    sig: str | None = None
 
 
 class PlayerView(msgspec.Struct, kw_only=True):

@@ -19,8 +19,9 @@ import trio
 from conjure.protocol.errors import first_of
 from conjure.protocol.events import RULES_VERSION
 from conjure.protocol.messages import PROTOCOL_VERSION
+from conjure.protocol.receiptsig import key_text
 from conjure.protocol.wording import join_command
-from conjure.server import settings, tlscert
+from conjure.server import receiptkey, settings, tlscert
 from conjure.server.config import ServerConfig
 from conjure.server.gctuning import collect_young, tune_for_serving
 from conjure.server.netinfo import addresses_for, url_host
@@ -54,6 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where --tls-self-signed keeps its certificate (default: server-tls in the state"
         " directory)",
     )
+    parser.add_argument(
+        "--receipt-key",
+        type=Path,
+        help="the file of the key this server signs receipts with, made on the first start and"
+        f" kept (default: {receiptkey.KEY_FILE} in the state directory)",
+    )
     settings.add_arguments(parser)
 
 
@@ -77,6 +84,8 @@ def banner(server: GameServer, fingerprint: str | None = None) -> list[str]:
     ]
     if fingerprint is not None:
         lines.insert(-1, f"certificate fingerprint {fingerprint}")
+    if cfg.receipt_key is not None:
+        lines.insert(-1, f"receipts signed with {key_text(cfg.receipt_key)}")
     pin = fingerprint or ""
     for addr in addresses_for(cfg.host):
         url = f"{scheme}://{url_host(addr)}:{server.port}"
@@ -156,8 +165,20 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ssl.SSLError) as exc:
         print(f"conjure serve: cannot load the certificate: {exc}", file=sys.stderr)
         return 2
+    try:
+        kept = receiptkey.load_or_make(args.receipt_key or receiptkey.default_key_file())
+    except receiptkey.ReceiptKeyError as exc:
+        print(f"conjure serve: {exc}", file=sys.stderr)
+        return 2
+    if kept.created:
+        print(f"made a new receipt key in {kept.path.resolve()}", flush=True)
     config = ServerConfig(
-        replays=args.replays, host=args.host, port=args.port, ssl_context=ctx, **chosen
+        replays=args.replays,
+        host=args.host,
+        port=args.port,
+        ssl_context=ctx,
+        receipt_key=kept.key,
+        **chosen,
     )
     started: list[bool] = []
     try:

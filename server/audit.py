@@ -34,6 +34,7 @@ from typing import Any
 from conjure.protocol import events as ev
 from conjure.protocol.events import RULE_TEXT
 from conjure.protocol.house import canonical
+from conjure.protocol.receiptsig import is_key
 from conjure.protocol.statedir import default_state_dir
 from conjure.protocol.text import escape_unshown
 from conjure.protocol.wording import counted, signed, stars
@@ -47,6 +48,7 @@ from conjure.server.audit_verify import (
     audit,
     one_line,
     parse_receipt_arg,
+    short_key,
 )
 from conjure.server.feed import duration, standings
 from conjure.server.house import (
@@ -595,7 +597,8 @@ def _check_lines(a: Audit) -> list[str]:
                 line(False, p)
     for r in a.receipts:
         if r.status == "on-chain":
-            line(True, f"{r.label()}: on the chain")
+            by = f", signed with {short_key(r.key)}" if r.key and r.signature == "valid" else ""
+            line(True, f"{r.label()}: on the chain{by}")
         elif r.status == "unchecked":
             line(None, f"{r.label()}: unchecked: {r.detail}")
     for p in k.get("receipts", []):
@@ -800,6 +803,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not look for receipts in this user's state directory (a --state-dir is still read)",
     )
+    parser.add_argument(
+        "--server-key",
+        metavar="KEY",
+        help="the key the server signs receipts with (ed25519:..., as `conjure serve` printed"
+        " it): a signed receipt with any other key is then no proof",
+    )
     add_house_argument(parser)
 
 
@@ -820,6 +829,11 @@ def run(args: argparse.Namespace) -> int:
                 receipts.append(parse_receipt_arg(item))
     except Unusable as exc:
         return _fail(str(exc))
+    if args.server_key is not None and not is_key(args.server_key):
+        return _fail(
+            f"--server-key {args.server_key!r}: expected ed25519: and 64 lowercase hex digits, "
+            "as `conjure serve` prints it"
+        )
     logs: list[Path] = args.log
     if receipts and len(logs) > 1:
         return _fail(
@@ -856,7 +870,15 @@ def _replay_one(
     (``reads`` given), it is still verified and reported, with a note that the round is not in
     it; and a receipt file's entries without a ``game_id`` count for none of them."""
     alone = reads is None
-    a = audit(log, receipts, state_dirs, files, files_named_for_game=alone, reads=reads)
+    a = audit(
+        log,
+        receipts,
+        state_dirs,
+        files,
+        files_named_for_game=alone,
+        reads=reads,
+        server_key=args.server_key,
+    )
     rounds = a.rounds
     steps = a.steps
     if args.round is not None:

@@ -12,7 +12,9 @@ Order of the checks:
    of an append leaves) is reported as such. After corruption only the verified prefix is used.
 2. **Receipts**: each ``(seq, hash)`` a client kept must lie on the chain. One that does not
    means the log was rewritten after it was sent, and one beyond the end that the log was cut
-   short, unless the receipt is not genuine: receipts are not signed.
+   short, unless the receipt is not genuine. A receipt the server signed (protocol.receiptsig)
+   settles that: its signature is checked first, and one that verifies cannot have been written
+   by anyone but the holder of the server's key.
 3. **Replay**: every event is folded through the rules engine at the rules version the log names.
    Along the way: each reveal must open the seat's latest commitment (and come only after the
    summon closed), the published words must be the revealed ones, each ``round_scored`` must equal
@@ -41,6 +43,7 @@ from conjure.protocol.commitment import check_reveal
 from conjure.protocol.deck import DeckError, default_deck
 from conjure.protocol.events import RULES_VERSION
 from conjure.protocol.names import BadName, enforce_name, look_alike
+from conjure.protocol.receiptsig import verify as verify_signature
 from conjure.protocol.statedir import RECEIPTS_DIR, SECRETS_FILE, receipt_file_name
 from conjure.protocol.text import escape_unshown, is_hex64
 from conjure.protocol.wording import signed
@@ -86,18 +89,28 @@ class Receipt:
     #: "on-chain", "not-on-chain", "beyond-end", or "unchecked" (the log is damaged before it)
     status: str = "unchecked"
     detail: str = ""
+    #: The server's key and signature (protocol.receiptsig), for a receipt the server signed.
+    key: str | None = None
+    sig: str | None = None
+    #: "" (unsigned), "valid", "invalid" (no signature of ``key``'s), "other-key" (valid, but
+    #: not by the key given with --server-key), "unchecked" (the log names no game)
+    signature: str = ""
 
     def label(self) -> str:
-        return f"receipt seq {self.seq} hash {self.hash[:12]}… ({self.source})"
+        kind = "signed receipt" if self.sig is not None else "receipt"
+        return f"{kind} seq {self.seq} hash {self.hash[:12]}… ({self.source})"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc = {
             "seq": self.seq,
             "hash": self.hash,
             "source": self.source,
             "status": self.status,
             "detail": self.detail,
         }
+        if self.sig is not None:
+            doc.update(key=self.key, sig=self.sig, signature=self.signature)
+        return doc
 
 
 def parse_receipt_arg(text: str) -> Receipt:
@@ -186,15 +199,33 @@ def receipts_from_file(
         if gid is None and not named_for_game:
             notes.append(f"ignored {where}: no game_id, so it is for no one of several logs")
             continue
-        seq, hash_ = item.get("seq"), item.get("hash")
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
-            notes.append(f"ignored {where}: no usable seq")
-            continue
-        if not isinstance(hash_, str) or not is_hex64(hash_.lower()):
-            notes.append(f"ignored {where}: no usable hash")
-            continue
-        found.append(Receipt(seq, hash_.lower(), where))
+        entries = [(item, where)]
+        if "signed" in item:  # a client's file: the newest receipt, and the newest signed one
+            entries.append((item["signed"], f"{where}, signed"))
+        for entry, at in entries:
+            got = _receipt_entry(entry, at)
+            if isinstance(got, str):
+                notes.append(got)
+            else:
+                found.append(got)
     return found, notes
+
+
+def _receipt_entry(item: object, where: str) -> Receipt | str:
+    """One receipt object of a file, or the note why it is ignored."""
+    if not isinstance(item, dict):
+        return f"ignored {where}: not a receipt object"
+    seq, hash_ = item.get("seq"), item.get("hash")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+        return f"ignored {where}: no usable seq"
+    if not isinstance(hash_, str) or not is_hex64(hash_.lower()):
+        return f"ignored {where}: no usable hash"
+    key, sig = item.get("key"), item.get("sig")
+    if key is None and sig is None:
+        return Receipt(seq, hash_.lower(), where)
+    if not isinstance(key, str) or not isinstance(sig, str):
+        return f"ignored {where}: a signature needs both a key and a sig, as text"
+    return Receipt(seq, hash_.lower(), where, key=key, sig=sig)
 
 
 def receipts_from_state_dir(
@@ -536,10 +567,63 @@ def _read(path: Path, audit: Audit) -> None:
 # 2. Receipts
 
 
-def _check_receipts(audit: Audit) -> None:
+def _check_signature(audit: Audit, r: Receipt, server_key: str | None) -> None:
+    """Set ``r.signature``: whether the key it names signed it for this game (and whether that
+    key is the server's, when the organizer gave it)."""
+    if audit.start is None:
+        r.signature = "unchecked"
+        return
+    assert r.key is not None and r.sig is not None
+    if not verify_signature(r.key, r.sig, audit.start.game_id, r.seq, r.hash):
+        r.signature = "invalid"
+        audit.fail(
+            "receipts",
+            f"{r.label()}: its signature does not verify: the key it names "
+            f"({short_key(r.key)}) did not sign this game's record seq {r.seq} with this hash. "
+            "The receipt was altered or made up, and proves nothing either way.",
+        )
+    elif server_key is not None and r.key != server_key:
+        r.signature = "other-key"
+        audit.fail(
+            "receipts",
+            f"{r.label()} is signed with {short_key(r.key)}, not the server's key "
+            f"{short_key(server_key)} (--server-key): it is not this server's receipt, and "
+            "proves nothing either way.",
+        )
+    else:
+        r.signature = "valid"
+
+
+def short_key(key: str) -> str:
+    """A key as a report names it: its kind and first 16 hex digits."""
+    return f"{key[:24]}…" if len(key) > 24 else key
+
+
+def _who_signed(r: Receipt, server_key: str | None) -> str:
+    """A sentence's subject for a receipt that disagrees with the log."""
+    if r.signature != "valid":
+        return ""
+    assert r.key is not None
+    whose = (
+        "the server's key (--server-key)"
+        if server_key is not None
+        else f"{short_key(r.key)} (compare it with the key `conjure serve` printed, or give "
+        "that key with --server-key)"
+    )
+    return f" The server signed this receipt, with {whose}:"
+
+
+def _check_receipts(audit: Audit, server_key: str | None = None) -> None:
     records = audit.records
     last = len(records) - 1
     for r in audit.receipts:
+        if r.sig is not None:
+            _check_signature(audit, r, server_key)
+        if r.signature in ("invalid", "other-key"):
+            r.status = "unchecked"
+            r.detail = "its signature is not the server's"
+            continue
+        by_server = _who_signed(r, server_key)
         if r.seq < len(records):
             if verify_receipt(records, r.seq, r.hash):
                 r.status = "on-chain"
@@ -550,13 +634,16 @@ def _check_receipts(audit: Audit) -> None:
                 f"the log's record seq {r.seq} has hash {records[r.seq].hash[:12]}…, not "
                 f"{r.hash[:12]}…"
             )
-            audit.fail(
-                "receipts",
-                f"{r.label()} does not lie on the chain: {r.detail}. The receipt disagrees with "
-                "the log: either the log was rewritten after this receipt was sent (the history "
-                "up to that record is not what the client saw), or the receipt is not genuine "
-                "(receipts are not signed: anyone can write one).",
+            why = (
+                f"{by_server} the log was rewritten after the server sent it (the history up to "
+                "that record is not what the server told its players)."
+                if by_server
+                else " The receipt disagrees with the log: either the log was rewritten after "
+                "this receipt was sent (the history up to that record is not what the client "
+                "saw), or the receipt is not genuine (this one is not signed: anyone can write "
+                "one)."
             )
+            audit.fail("receipts", f"{r.label()} does not lie on the chain: {r.detail}.{why}")
         elif audit.corrupt is not None:
             r.status = "unchecked"
             r.detail = (
@@ -573,12 +660,22 @@ def _check_receipts(audit: Audit) -> None:
                 if audit.torn is not None
                 else ""
             )
-            audit.fail(
-                "receipts",
-                f"{r.label()} lies beyond the end of the log: {r.detail}. Either the log was "
-                f"truncated after this receipt was sent (it held seq {r.seq}), or the receipt is "
-                f"not genuine (receipts are not signed).{extra}",
+            why = (
+                f"{by_server} the log was truncated after the server sent it (it held seq {r.seq})."
+                if by_server
+                else " Either the log was truncated after this receipt was sent (it held seq "
+                f"{r.seq}), or the receipt is not genuine (this one is not signed)."
             )
+            audit.fail(
+                "receipts", f"{r.label()} lies beyond the end of the log: {r.detail}.{why}{extra}"
+            )
+    keys = sorted({r.key for r in audit.receipts if r.signature == "valid" and r.key})
+    if len(keys) > 1 and server_key is None:
+        audit.notes.append(
+            f"the signed receipts name {len(keys)} keys ({', '.join(map(short_key, keys))}): a "
+            "server's key changes only if its key file was replaced, so at most one can be "
+            "this game's server's; compare them with the key `conjure serve` printed"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1209,11 +1306,13 @@ def audit(
     *,
     files_named_for_game: bool = True,
     reads: ReceiptReads | None = None,
+    server_key: str | None = None,
 ) -> Audit:
     """Verify and re-derive one log. Raises Unusable for input that is not an auditable log.
     ``files_named_for_game``: the receipt files were given for this log, so their entries
     without a ``game_id`` are its own (see :func:`receipts_from_file`). ``reads``: receipt
-    files already read in this run (several logs)."""
+    files already read in this run (several logs). ``server_key``: the key the server signs
+    receipts with, as the organizer knows it (a signed receipt with another key is no proof)."""
     a = Audit(Path(path))
     with _collector_paused():
         _read(a.path, a)
@@ -1237,7 +1336,7 @@ def audit(
             a.receipts.extend(got)
             a.notes.extend(notes)
             check_kept_deals(a, d, reads or ReceiptReads())
-    _check_receipts(a)
+    _check_receipts(a, server_key)
     damaged = a.corrupt is not None or a.torn is not None
     if a.start is not None and not a.finished and a.replay_stopped is None and not damaged:
         g = a.state

@@ -12,6 +12,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 
 def _say(line: str) -> None:
@@ -24,6 +28,8 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 0
     ssl_context: ssl.SSLContext | None = None
+    #: The key receipts are signed with at each phase's start (server.receiptkey); None: unsigned.
+    receipt_key: Ed25519PrivateKey | None = None
     #: Seconds a disconnected host keeps the role before it passes to the next connected seat.
     host_grace: float = 30.0
     #: Ping every ``heartbeat_interval`` s; no pong within ``heartbeat_timeout`` s drops the peer.

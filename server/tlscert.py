@@ -33,6 +33,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from conjure.protocol.fingerprint import fingerprint
 from conjure.protocol.statedir import default_state_dir
+from conjure.server.keyfiles import reason, write_new
 from conjure.server.netinfo import addresses_for
 
 CERT_FILE = "cert.pem"
@@ -79,18 +80,18 @@ def self_signed(
     try:
         found = cert_path.exists() or key_path.exists()
     except OSError as exc:
-        raise TlsCertError(f"cannot look into {directory}: {_reason(exc)}") from exc
+        raise TlsCertError(f"cannot look into {directory}: {reason(exc)}") from exc
     if found:
         return _load(cert_path, key_path)
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         cert_pem, key_pem = _make(names)
-        _write_new(key_path, key_pem, 0o600)
-        _write_new(cert_path, cert_pem, 0o644)
+        write_new(key_path, key_pem, 0o600)
+        write_new(cert_path, cert_pem, 0o644)
     except FileExistsError:  # another server started at the same moment: use what it made
         return _load(cert_path, key_path)
     except OSError as exc:
-        raise TlsCertError(f"cannot write a certificate in {directory}: {_reason(exc)}") from exc
+        raise TlsCertError(f"cannot write a certificate in {directory}: {reason(exc)}") from exc
     return ServerCertificate(cert_path, key_path, _fingerprint_pem(cert_pem), created=True)
 
 
@@ -99,7 +100,7 @@ def fingerprint_of(cert_file: Path) -> str:
     try:
         data = cert_file.read_bytes()
     except OSError as exc:
-        raise TlsCertError(f"cannot read {cert_file}: {_reason(exc)}") from exc
+        raise TlsCertError(f"cannot read {cert_file}: {reason(exc)}") from exc
     try:
         return _fingerprint_pem(data)
     except ValueError as exc:
@@ -125,7 +126,7 @@ def _load(cert_path: Path, key_path: Path) -> ServerCertificate:
         mode = stat.S_IMODE(os.stat(key_path).st_mode)
     except OSError as exc:
         raise TlsCertError(
-            f"cannot read the certificate in {cert_path.parent}: {_reason(exc)}; {fix}"
+            f"cannot read the certificate in {cert_path.parent}: {reason(exc)}; {fix}"
         ) from exc
     try:
         cert = x509.load_pem_x509_certificate(cert_pem)
@@ -193,31 +194,3 @@ def _make(names: Iterable[str]) -> tuple[bytes, bytes]:
         serialization.NoEncryption(),
     )
     return cert.public_bytes(serialization.Encoding.PEM), key_pem
-
-
-def _write_new(path: Path, data: bytes, mode: int) -> None:
-    """Write ``path`` whole or not at all; FileExistsError if it is already there."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.fchmod(fd, mode)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.link(tmp, path)  # unlike os.replace, never overwrites
-    finally:
-        os.unlink(tmp)
-    with contextlib.suppress(OSError):
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)

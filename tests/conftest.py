@@ -15,6 +15,10 @@ Protocol client: ``tests/wsclient.py``.
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
@@ -22,15 +26,25 @@ from typing import Any
 
 import pytest
 import trio
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from conjure.protocol.statedir import STATE_DIR_ENV
 from conjure.server.config import ServerConfig
 from conjure.server.service import GameServer, serve
 
+# Nothing a test runs (a `conjure serve` child making its receipt key, a client keeping a token)
+# may write into the state directory of whoever runs the suite: unless a test says otherwise,
+# it is one made for this run.
+os.environ[STATE_DIR_ENV] = tempfile.mkdtemp(prefix="conjure-tests-state-")
+atexit.register(shutil.rmtree, os.environ[STATE_DIR_ENV], ignore_errors=True)
+
 #: Defaults for tests: loopback only, and fast clocks where waiting would only slow the suite.
+#: Receipts are signed, as by `conjure serve`.
 TEST_OPTIONS: dict[str, Any] = {
     "host": "127.0.0.1",
     "port": 0,
     "shutdown_grace": 1.0,
+    "receipt_key": Ed25519PrivateKey.generate(),
 }
 
 

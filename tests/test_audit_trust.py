@@ -253,7 +253,7 @@ def test_a_state_directory_given_by_name_is_read_even_with_no_state_dir(tmp_path
     assert code == 1 and [(r["seq"], r["status"]) for r in doc["receipts"]] == [(3, "not-on-chain")]
     (problem,) = doc["problems"]
     assert "either the log was rewritten after this receipt was sent" in problem
-    assert "or the receipt is not genuine (receipts are not signed" in problem
+    assert "or the receipt is not genuine (this one is not signed" in problem
     assert records[3].hash[:12] in problem
 
 

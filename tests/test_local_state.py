@@ -111,8 +111,9 @@ async def test_the_look_after_the_client_exits_sees_this_game(server):
 
 def test_the_summary_fits_80_columns_and_keeps_the_replay_command_whole(tmp_path, monkeypatch):
     """The replay command wraps nowhere: on the line that says what it is for when both fit,
-    else on a line of its own."""
+    else on a line of its own (with no $CONJURE_STATE_DIR to pass on)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONJURE_STATE_DIR", raising=False)
     replays = tmp_path / "replays"
     for program in ("conjure", ".venv/bin/conjure"):
         monkeypatch.setattr(local, "conjure_program", lambda program=program: program)

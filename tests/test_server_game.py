@@ -22,6 +22,7 @@ from conjure.protocol.events import (
     event_from_record,
 )
 from conjure.protocol.messages import RoomSettings
+from conjure.protocol.receiptsig import verify
 from conjure.server.logformat import read_log
 from conjure.server.rules import fold
 
@@ -107,8 +108,11 @@ def check_log(server, table: list[Client], totals: dict[int, int]) -> None:
     assert state == room.game
     assert state.totals == totals
     last = log.records[-1]
-    for c in table:
-        assert c.receipt == m.Receipt(last.seq, last.hash)
+    for c in table:  # the receipt that ends the game is the server's, signed
+        r = c.receipt
+        assert r is not None and (r.seq, r.hash) == (last.seq, last.hash)
+        assert r.key is not None and r.sig is not None
+        assert verify(r.key, r.sig, view.game_id, r.seq, r.hash)
     raw = log.path.read_text()
     for c in table:  # only token hashes are logged
         assert c.token is not None and c.token not in raw

@@ -1,0 +1,394 @@
+"""Signed receipts: the server's word that its log held a record, which nobody else can write.
+
+An unsigned receipt the log disagrees with is one person's word against the log's; a signed one
+is the server's own. These tests run a real server (its key from conftest's TEST_OPTIONS), the
+real client's receipt file, the real key file, and ``conjure replay`` on logs the real writer made
+and a forger rewrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from gamescripts import STANDARD
+from test_client_session import view
+from test_server_game import play_game
+from wsclient import open_table, start_game
+
+from conjure.client.cli import main
+from conjure.client.session import Session
+from conjure.client.statefile import StateDir
+from conjure.protocol.messages import Receipt, Update
+from conjure.protocol.receiptsig import is_key, key_text, sign, signed_bytes, verify
+from conjure.server import receiptkey
+from conjure.server.app import banner
+from conjure.server.audit_verify import audit
+from conjure.server.logformat import read_log
+from tests.auditlogs import as_batches, sample_game, write_records
+from tests.test_audit_trust import forged
+
+KEY = Ed25519PrivateKey.generate()
+OTHER = Ed25519PrivateKey.generate()
+
+
+@pytest.fixture(autouse=True)
+def _no_user_state(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("CONJURE_STATE_DIR", str(tmp_path_factory.mktemp("nostate")))
+
+
+# ---------------------------------------------------------------------------------------------
+# The signature
+
+
+def test_a_signature_covers_the_game_the_position_and_the_hash():
+    h = "ab" * 32
+    sig = sign(KEY, "game-1", 7, h)
+    key = key_text(KEY)
+    assert is_key(key) and len(sig) == 128
+    assert verify(key, sig, "game-1", 7, h)
+    assert not verify(key, sig, "game-2", 7, h)  # moved to another game
+    assert not verify(key, sig, "game-1", 8, h)  # moved to another record
+    assert not verify(key, sig, "game-1", 7, "cd" * 32)  # another history
+    assert not verify(key_text(OTHER), sig, "game-1", 7, h)  # someone else's key
+
+
+@pytest.mark.parametrize(
+    "key, sig",
+    [
+        ("ed25519:" + "0" * 63, None),
+        ("ED25519:" + "0" * 64, None),
+        ("rsa:" + "0" * 64, None),
+        (None, "zz" * 64),
+        (None, "ab" * 63),
+        (None, "AB" * 64),
+    ],
+)
+def test_a_malformed_key_or_signature_is_simply_not_valid(key, sig):
+    good_key, good_sig = key_text(KEY), sign(KEY, "g", 1, "ab" * 32)
+    assert not verify(key or good_key, sig or good_sig, "g", 1, "ab" * 32)
+
+
+def test_the_signed_bytes_are_length_prefixed_and_cannot_collide():
+    # "g1" + seq 23 and "g" + a longer id cannot be cut the same way
+    assert signed_bytes("g1", 23, "x") != signed_bytes("g", 123, "x")
+    assert signed_bytes("a", 1, "bc") != signed_bytes("ab", 1, "c")
+    assert not verify(key_text(KEY), sign(KEY, "g", 1, "ab" * 32), "g", -1, "ab" * 32)
+    assert not verify(key_text(KEY), sign(KEY, "g", 1, "ab" * 32), "g", 2**70, "ab" * 32)
+
+
+# ---------------------------------------------------------------------------------------------
+# The server signs the first receipt of each phase, and the last of the game
+
+
+async def test_the_server_signs_each_phase_start_and_the_end_of_the_game(server):
+    key = key_text(server.config.receipt_key)
+    tables: list = []
+    await play_game(server.url, "standard", STANDARD, tables)
+    ann = tables[0][0]
+    final = ann.view
+    assert final is not None and final.phase == "over"
+    game_id = final.game_id
+    updates = [u for u in ann.received if isinstance(u, Update) and u.receipt is not None]
+    signed = [u for u in updates if u.receipt.sig is not None]
+    unsigned = [u for u in updates if u.receipt.sig is None]
+    assert unsigned, "a move within a phase is not signed"
+    for u in signed:
+        r = u.receipt
+        assert r.key == key and verify(r.key, r.sig, game_id, r.seq, r.hash)
+    # every phase Ann saw begin came with a signed receipt (or one already signed, re-sent)
+    before = None
+    for u in updates:
+        now = (u.view.round, u.view.phase)
+        if before is not None and now != before:
+            assert u.receipt.sig is not None, f"{before} -> {now}: unsigned"
+        before = now
+    assert updates[-1].view.phase == "over" and updates[-1].receipt.sig is not None
+    # the last signed receipt is the log's last record: it covers the whole game
+    records = read_log(server.replays / f"{game_id}.jsonl").records
+    assert updates[-1].receipt.seq == records[-1].seq
+    assert updates[-1].receipt.hash == records[-1].hash
+
+
+async def test_a_server_without_a_key_sends_receipts_as_before(start_server):
+    srv = await start_server(receipt_key=None)
+    async with open_table(srv.url, ["Ann", "Bob", "Cy"]) as table:
+        await start_game(table)
+        updates = [u for u in table[0].received if isinstance(u, Update) and u.receipt]
+    assert updates and all(u.receipt.sig is None and u.receipt.key is None for u in updates)
+    # and on the wire a receipt is still just {"seq", "hash"}
+    raw = [f for f in table[0].frames if isinstance(f, str) and '"receipt":{' in f]
+    assert raw and all('"sig"' not in f for f in raw)
+
+
+async def test_a_resumed_game_signs_where_its_log_ends(start_server):
+    srv = await start_server()
+    async with open_table(srv.url, ["Ann", "Bob", "Cy"]) as table:
+        await start_game(table)
+        code = table[0].room
+        await table[0].wait_view(lambda v: v.phase == "choose")
+    await srv.aclose()
+    again = await start_server()
+    room = again.rooms[code]
+    assert room.receipt is not None and room.receipt.sig is not None
+    game_id = room.game.setup.game_id
+    assert verify(room.receipt.key, room.receipt.sig, game_id, room.receipt.seq, room.receipt.hash)
+
+
+# ---------------------------------------------------------------------------------------------
+# The client keeps the newest signed receipt beside the newest receipt
+
+
+def _signed(seq: int, hash_: str, game_id: str = "g1", key=KEY) -> Receipt:
+    return Receipt(seq, hash_, key=key_text(key), sig=sign(key, game_id, seq, hash_))
+
+
+def test_the_client_keeps_the_newest_signed_receipt_beside_the_newest(tmp_path):
+    store = StateDir(tmp_path)
+    s = Session(server="ws://x:1", store=store, send=lambda m: None, name="Ann", room="ABCD")
+
+    def show(receipt: Receipt) -> None:
+        s.on_message(Update(view=view("spell", turn=1), receipt=receipt))
+
+    show(_signed(5, "a" * 64))
+    show(Receipt(7, "b" * 64))
+    forged_sig = Receipt(9, "c" * 64, key=key_text(KEY), sig=sign(KEY, "g1", 8, "c" * 64))
+    show(forged_sig)  # a signature that does not verify is not kept as one
+    data = json.loads(store.receipt_path("g1").read_text())
+    assert (data["seq"], data["hash"]) == (9, "c" * 64)
+    assert data["signed"] == {
+        "seq": 5,
+        "hash": "a" * 64,
+        "key": key_text(KEY),
+        "sig": sign(KEY, "g1", 5, "a" * 64),
+    }
+    show(_signed(11, "d" * 64))
+    show(_signed(10, "e" * 64))  # never backwards
+    data = json.loads(store.receipt_path("g1").read_text())
+    assert (data["seq"], data["signed"]["seq"]) == (11, 11)
+    assert stat.S_IMODE(os.stat(store.receipt_path("g1")).st_mode) == 0o600
+
+
+def test_a_receipt_signed_later_at_the_same_position_is_still_kept(tmp_path):
+    """A restarted server signs where its log ends: the client had that position unsigned."""
+    store = StateDir(tmp_path)
+    store.save_receipt("g1", 4, "a" * 64, server="ws://x:1", room="ABCD")
+    s = Session(server="ws://x:1", store=store, send=lambda m: None, name="Ann", room="ABCD")
+    s.on_message(Update(view=view("spell", turn=1), receipt=_signed(4, "a" * 64)))
+    assert json.loads(store.receipt_path("g1").read_text())["signed"]["seq"] == 4
+
+
+# ---------------------------------------------------------------------------------------------
+# The audit: a signed receipt the log disagrees with is the server's word against its own log
+
+
+def replay(*args: str) -> int:
+    return main(["replay", "--no-state-dir", *args])
+
+
+def _game(tmp_path: Path) -> tuple[Path, list]:
+    path = tmp_path / "g.jsonl"
+    records = write_records(path, as_batches(sample_game().decisions))
+    return path, records
+
+
+def _receipt_file(tmp_path: Path, entries: list[dict], name: str = "r.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(entries))
+    return path
+
+
+def _entry(records, seq: int, key=KEY, game_id: str | None = None, **extra) -> dict:
+    gid = game_id or read_game_id(records)
+    h = records[seq].hash
+    return {
+        "game_id": gid,
+        "seq": seq,
+        "hash": h,
+        "key": key_text(key),
+        "sig": sign(key, gid, seq, h),
+    } | extra
+
+
+def read_game_id(records) -> str:
+    return records[0].data["game_id"]
+
+
+def test_a_signed_receipt_on_the_chain_says_whose_key_signed_it(tmp_path, capsys):
+    path, records = _game(tmp_path)
+    f = _receipt_file(tmp_path, [_entry(records, 20)])
+    assert replay(str(path), "--receipt", str(f)) == 0
+    out = capsys.readouterr().out
+    assert "signed receipt seq 20" in out and f"signed with {key_text(KEY)[:24]}…" in out
+    a = audit(path, receipt_files=[f])
+    assert [(r.status, r.signature) for r in a.receipts] == [("on-chain", "valid")]
+
+
+def test_a_log_rewritten_under_a_signed_receipt_is_the_servers_word_against_its_log(
+    tmp_path, capsys
+):
+    honest, records = _game(tmp_path)
+    f = _receipt_file(tmp_path, [_entry(records, len(records) - 1)])
+    # the operator rewrites a spell word and chains the whole log again: every hash checks
+    path = forged(tmp_path / "forged.jsonl", {"wing": "king"})
+    assert read_log(path).records[-1].hash != records[-1].hash
+    assert replay(str(path), "--receipt", str(f), "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    (problem,) = doc["problems"]
+    assert "The server signed this receipt" in problem
+    assert "the log was rewritten after the server sent it" in problem
+    assert "not genuine" not in problem  # no second reading: nobody else could have signed it
+    (r,) = doc["receipts"]
+    assert (r["status"], r["signature"], r["key"]) == ("not-on-chain", "valid", key_text(KEY))
+    assert honest.exists()
+
+
+def test_a_log_cut_short_under_a_signed_receipt_is_caught_the_same_way(tmp_path, capsys):
+    path, records = _game(tmp_path)
+    f = _receipt_file(tmp_path, [_entry(records, len(records) - 1)])
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[: records[-1].seq - 5]))
+    assert replay(str(path), "--receipt", str(f), "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    problem = next(p for p in doc["problems"] if "beyond the end" in p)
+    assert "the log was truncated after the server sent it" in problem
+
+
+def test_a_made_up_signature_proves_nothing_and_says_so(tmp_path, capsys):
+    path, records = _game(tmp_path)
+    entry = _entry(records, 20)
+    entry["hash"] = "0" * 64  # a receipt the log never held, with the real signature of another
+    f = _receipt_file(tmp_path, [entry])
+    assert replay(str(path), "--receipt", str(f), "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    (problem,) = doc["problems"]
+    assert "its signature does not verify" in problem and "altered or made up" in problem
+    assert "rewritten" not in problem  # it says nothing against the log
+    (r,) = doc["receipts"]
+    assert (r["status"], r["signature"]) == ("unchecked", "invalid")
+
+
+def test_a_receipt_signed_for_another_game_does_not_verify_here(tmp_path):
+    path, records = _game(tmp_path)
+    h = records[20].hash
+    entry = {"seq": 20, "hash": h, "key": key_text(KEY), "sig": sign(KEY, "another-game", 20, h)}
+    a = audit(path, receipt_files=[_receipt_file(tmp_path, [entry])])
+    assert [r.signature for r in a.receipts] == ["invalid"] and not a.verified
+
+
+def test_the_organizer_can_name_the_servers_key(tmp_path, capsys):
+    path, records = _game(tmp_path)
+    f = _receipt_file(tmp_path, [_entry(records, 20), _entry(records, 30, key=OTHER)])
+    # without --server-key: both verify, and the report says two keys cannot both be the server's
+    assert replay(str(path), "--receipt", str(f), "--json") == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert any("the signed receipts name 2 keys" in n for n in doc["notes"])
+    # with it: the other key's receipt is no proof
+    assert replay(str(path), "--receipt", str(f), "--server-key", key_text(KEY), "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    (problem,) = doc["problems"]
+    assert "not the server's key" in problem and "seq 30" in problem
+    assert [r["signature"] for r in doc["receipts"]] == ["valid", "other-key"]
+    assert replay(str(path), "--server-key", "ed25519:nothex") == 2
+    assert "--server-key 'ed25519:nothex'" in capsys.readouterr().err
+
+
+def test_the_client_file_is_audited_with_its_signed_receipt(tmp_path, capsys):
+    """What the client writes (both receipts in one file) is what the audit reads."""
+    path, records = _game(tmp_path)
+    gid = read_game_id(records)
+    state = tmp_path / "ann"
+    last = records[-1]
+    StateDir(state).save_receipt(
+        gid,
+        last.seq,
+        last.hash,
+        server="ws://x:1",
+        room="ABCD",
+        signed={k: v for k, v in _entry(records, 40).items() if k != "game_id"},
+    )
+    assert replay(str(path), "--state-dir", str(state), "--json") == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(r["seq"], r["status"], r.get("signature")) for r in doc["receipts"]] == [
+        (last.seq, "on-chain", None),
+        (40, "on-chain", "valid"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "entry, note",
+    [
+        ({"seq": 3, "hash": "ab" * 32, "key": 5, "sig": "x"}, "needs both a key and a sig"),
+        ({"seq": 3, "hash": "ab" * 32, "sig": "ab" * 64}, "needs both a key and a sig"),
+    ],
+)
+def test_a_half_signed_entry_is_ignored_with_a_note(tmp_path, entry, note):
+    path, records = _game(tmp_path)
+    a = audit(
+        path, receipt_files=[_receipt_file(tmp_path, [entry | {"game_id": read_game_id(records)}])]
+    )
+    assert a.receipts == [] and any(note in n for n in a.notes)
+
+
+# ---------------------------------------------------------------------------------------------
+# The key: made once, kept, never replaced
+
+
+def test_the_key_is_made_once_and_kept(tmp_path):
+    path = tmp_path / "state" / "receipt-key.pem"
+    made = receiptkey.load_or_make(path)
+    assert made.created and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    again = receiptkey.load_or_make(path)
+    assert not again.created and again.public == made.public and is_key(made.public)
+
+
+@pytest.mark.parametrize(
+    "content, mode, words",
+    [
+        (b"not a key", 0o600, "is not an unencrypted PEM private key"),
+        (None, 0o644, "can be read by other users"),
+        ("ec", 0o600, "a key of another kind than Ed25519"),
+    ],
+)
+def test_a_key_file_that_cannot_be_used_is_refused_and_left_alone(tmp_path, content, mode, words):
+    path = tmp_path / "receipt-key.pem"
+    receiptkey.load_or_make(path)
+    if content == "ec":
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        content = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    if content is not None:
+        path.write_bytes(content)
+    os.chmod(path, mode)
+    before = path.read_bytes()
+    with pytest.raises(receiptkey.ReceiptKeyError, match=words):
+        receiptkey.load_or_make(path)
+    assert path.read_bytes() == before and stat.S_IMODE(os.stat(path).st_mode) == mode
+
+
+def test_a_key_path_that_is_a_folder_or_a_dangling_link_is_refused(tmp_path):
+    folder = tmp_path / "k"
+    folder.mkdir()
+    with pytest.raises(receiptkey.ReceiptKeyError, match="cannot read the receipt key"):
+        receiptkey.load_or_make(folder)
+    link = tmp_path / "link.pem"
+    link.symlink_to(tmp_path / "nowhere" / "key.pem")
+    with pytest.raises(receiptkey.ReceiptKeyError):
+        receiptkey.load_or_make(link)
+    assert link.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
+async def test_the_banner_names_the_receipt_key(start_server):
+    srv = await start_server()
+    lines = banner(srv)
+    assert f"receipts signed with {key_text(srv.config.receipt_key)}" in lines
+    assert lines[-1].startswith("listening on ")
