@@ -362,12 +362,15 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
     score_w = max([len("points")] + [len(str(p.score)) for p in v.players]) + 1
     # Room for the widest tags anyone may carry in this phase, kept whoever carries them: the
     # word columns moved as the conjurer's ✦ went from a short name to a long one (seen at 80x24).
+    # The ⚙ mark's room is kept too, for every name, once a computer has sat at the table: the
+    # column narrowed as a person took a computer's seat back.
     tag_w = cells(" ✦ ♛") if v.phase not in ("lobby", "over") else cells(" ♛")
+    tag_w += cells(" " + COMPUTER_TAG) if session.computers_seen else 0
     name_w = (
         max(
             [cells("player")]
             + [cells(c[1]) for c in cols]
-            + [cells(p.name) + tag_w + (cells(COMPUTER_TAG) + 1) * p.computer for p in v.players]
+            + [cells(p.name) + tag_w for p in v.players]
         )
         + 1
     )

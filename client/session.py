@@ -134,6 +134,11 @@ class Session(Inputs):
         self.wall = wall
 
         self.view: View | None = None
+        #: Whether a computer player has sat at this table since its game (or lobby) began: the
+        #: board keeps room for the ⚙ mark while this holds, so that its columns do not move when
+        #: a person takes a computer's seat back.
+        self.computers_seen = False
+        self._computers_of: str | None = None  # the game (or room, in a lobby) that holds
         self.seat: int | None = None
         self.token: str | None = None
         self.player_id: str | None = None
@@ -451,6 +456,10 @@ class Session(Inputs):
         old = self.view
         v = msg.view
         self.view = v
+        table = v.game_id or v.room
+        if table != self._computers_of:
+            self._computers_of, self.computers_seen = table, False
+        self.computers_seen = self.computers_seen or any(p.computer for p in v.players)
         self.room = v.room or self.room
         if v.you is not None:
             self.seat = v.you

@@ -953,6 +953,26 @@ def test_computer_players_are_marked_on_the_board_and_in_its_legend(tmp_path):
     assert legend.endswith("⚙ computer · ◇ your pending crystal") and cells(legend) <= 80
 
 
+def test_the_columns_stay_put_when_a_person_takes_a_computers_seat_back(tmp_path):
+    """The ⚙ mark's room was kept only while someone carried it: the name column narrowed, and
+    every word column moved, as a person came back to the seat a computer had kept."""
+    h = Harness(tmp_path)
+
+    def spell_column() -> int:
+        return screen.plain(screen.board_rows(h.session, 80)[0].line).index("spell word")
+
+    long = {"Cat": {"name": "Catherine Longname", "computer": True}}
+    h.show(view("spell", turn=1, players=players(0, **long)))
+    before = spell_column()
+    h.show(view("spell", turn=1, players=players(0, Cat={"name": "Catherine Longname"})))
+    assert spell_column() == before
+    # a new game starts afresh: no room kept for a mark nobody has carried in it
+    h.show(
+        view("spell", turn=1, game_id="g2", players=players(0, Cat={"name": "Catherine Longname"}))
+    )
+    assert spell_column() == before - len(" ⚙")
+
+
 def test_the_final_board_shows_nobody_away_and_no_conjurer_in_its_legend(tmp_path):
     """Seen at 80x24: once the game was over every computer player showed "away" (they go
     when it ends: nobody left the game), and the legend explained a ✦ nobody carried."""
