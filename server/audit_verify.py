@@ -599,18 +599,17 @@ def short_key(key: str) -> str:
     return f"{key[:24]}…" if len(key) > 24 else key
 
 
-def _who_signed(r: Receipt, server_key: str | None) -> str:
-    """A sentence's subject for a receipt that disagrees with the log."""
-    if r.signature != "valid":
-        return ""
+def _signed_reading(r: Receipt, server_key: str | None, happened: str) -> str:
+    """What a signed receipt the log disagrees with shows (``happened``), said as surely as
+    the key allows: for certain with the server's key given, else on the condition that the key
+    it names is the server's."""
     assert r.key is not None
-    whose = (
-        "the server's key (--server-key)"
-        if server_key is not None
-        else f"{short_key(r.key)} (compare it with the key `conjure serve` printed, or give "
-        "that key with --server-key)"
+    if server_key is not None:
+        return f" The server signed this receipt (with the key given as --server-key): {happened}."
+    return (
+        f" It is signed with {short_key(r.key)}: if that is the server's key (the one `conjure "
+        f"serve` printed; --server-key checks it), {happened}; if not, it proves nothing."
     )
-    return f" The server signed this receipt, with {whose}:"
 
 
 def _check_receipts(audit: Audit, server_key: str | None = None) -> None:
@@ -623,7 +622,7 @@ def _check_receipts(audit: Audit, server_key: str | None = None) -> None:
             r.status = "unchecked"
             r.detail = "its signature is not the server's"
             continue
-        by_server = _who_signed(r, server_key)
+        by_server = r.signature == "valid"
         if r.seq < len(records):
             if verify_receipt(records, r.seq, r.hash):
                 r.status = "on-chain"
@@ -635,8 +634,12 @@ def _check_receipts(audit: Audit, server_key: str | None = None) -> None:
                 f"{r.hash[:12]}…"
             )
             why = (
-                f"{by_server} the log was rewritten after the server sent it (the history up to "
-                "that record is not what the server told its players)."
+                _signed_reading(
+                    r,
+                    server_key,
+                    "the log was rewritten after the server sent it (the history up to that "
+                    "record is not what the server told its players)",
+                )
                 if by_server
                 else " The receipt disagrees with the log: either the log was rewritten after "
                 "this receipt was sent (the history up to that record is not what the client "
@@ -661,7 +664,11 @@ def _check_receipts(audit: Audit, server_key: str | None = None) -> None:
                 else ""
             )
             why = (
-                f"{by_server} the log was truncated after the server sent it (it held seq {r.seq})."
+                _signed_reading(
+                    r,
+                    server_key,
+                    f"the log was truncated after the server sent it (it held seq {r.seq})",
+                )
                 if by_server
                 else " Either the log was truncated after this receipt was sent (it held seq "
                 f"{r.seq}), or the receipt is not genuine (this one is not signed)."

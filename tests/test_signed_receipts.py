@@ -239,11 +239,16 @@ def test_a_log_rewritten_under_a_signed_receipt_is_the_servers_word_against_its_
     assert replay(str(path), "--receipt", str(f), "--json") == 1
     doc = json.loads(capsys.readouterr().out)
     (problem,) = doc["problems"]
-    assert "The server signed this receipt" in problem
+    assert f"It is signed with {key_text(KEY)[:24]}…: if that is the server's key" in problem
     assert "the log was rewritten after the server sent it" in problem
-    assert "not genuine" not in problem  # no second reading: nobody else could have signed it
     (r,) = doc["receipts"]
     assert (r["status"], r["signature"], r["key"]) == ("not-on-chain", "valid", key_text(KEY))
+    # with the server's key named, one reading only: nobody else could have signed it
+    assert replay(str(path), "--receipt", str(f), "--server-key", key_text(KEY), "--json") == 1
+    (problem,) = json.loads(capsys.readouterr().out)["problems"]
+    assert "The server signed this receipt (with the key given as --server-key)" in problem
+    assert "the log was rewritten after the server sent it" in problem
+    assert "not genuine" not in problem and "if not" not in problem
     assert honest.exists()
 
 
