@@ -272,7 +272,7 @@ AnyClientMsg = (
 class Receipt(msgspec.Struct, frozen=True, omit_defaults=True):
     """The log position an update reflects: keep the latest, audit with ``conjure replay``.
 
-    At the start of each phase and at the game's end the server signs it (protocol.receiptsig):
+    At the start of each round and at the game's end the server signs it (protocol.receiptsig):
     ``key`` is the server's public key and ``sig`` its signature; other receipts carry neither.
     """
 

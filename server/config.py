@@ -28,7 +28,7 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 0
     ssl_context: ssl.SSLContext | None = None
-    #: The key receipts are signed with at each phase's start (server.receiptkey); None: unsigned.
+    #: The key receipts are signed with at each round's start (server.receiptkey); None: unsigned.
     receipt_key: Ed25519PrivateKey | None = None
     #: Seconds a disconnected host keeps the role before it passes to the next connected seat.
     host_grace: float = 30.0

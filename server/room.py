@@ -41,8 +41,8 @@ from conjure.protocol.events import (
     GameEnded,
     GameSetup,
     Limits,
-    PhaseStarted,
     PresenceChanged,
+    RoundStarted,
     event_data,
     event_type,
 )
@@ -101,8 +101,9 @@ _GAME_MSGS = (
     m.KickPlayer,
 )
 #: What would change the table while it is being dealt for.
-#: Events after which the receipt is signed: a phase begins, or the game ends.
-_SIGNED_AFTER = frozenset((PhaseStarted, GameEnded, GameAbandoned))
+#: Events after which the receipt is signed: a round begins (the first with the game's start),
+#: or the game ends.
+_SIGNED_AFTER = frozenset((RoundStarted, GameEnded, GameAbandoned))
 
 
 @functools.cache
@@ -1154,9 +1155,10 @@ class Room:
 
     def _receipt_of(self, seq: int, hash_: str, *, signed: bool = True) -> Receipt:
         """The receipt of the record ``seq``: signed by the server's key when ``signed`` (the
-        first of each phase, the last of a game, a resumed game's last) and the server has one.
-        Why not every receipt: a signature costs ~30 us, and one a phase covers every move
-        before it (docs/PROTOCOL.md, "Receipts")."""
+        first of each round, the last of a game, a resumed game's last) and the server has one.
+        Why not every receipt: one at a round's start covers every move before it, rounds are
+        what is disputed, and each signed receipt costs ~30 us and ~220 bytes to every viewer
+        (docs/PROTOCOL.md, "Receipts")."""
         key = self.config.receipt_key
         if not signed or key is None or self.game is None:
             return Receipt(seq, hash_)

@@ -82,10 +82,20 @@ def test_the_signed_bytes_are_length_prefixed_and_cannot_collide():
 
 
 # ---------------------------------------------------------------------------------------------
-# The server signs the first receipt of each phase, and the last of the game
+# The server signs the first receipt of each round, and the last of the game
 
 
-async def test_the_server_signs_each_phase_start_and_the_end_of_the_game(server):
+def _batches(records) -> list[list]:
+    """The log's records, batch by batch (``batch`` counts the records after one in its batch)."""
+    out: list[list] = []
+    for r in records:
+        if not out or out[-1][-1].batch == 0:
+            out.append([])
+        out[-1].append(r)
+    return out
+
+
+async def test_the_server_signs_each_round_start_and_the_end_of_the_game(server):
     key = key_text(server.config.receipt_key)
     tables: list = []
     await play_game(server.url, "standard", STANDARD, tables)
@@ -93,25 +103,28 @@ async def test_the_server_signs_each_phase_start_and_the_end_of_the_game(server)
     final = ann.view
     assert final is not None and final.phase == "over"
     game_id = final.game_id
-    updates = [u for u in ann.received if isinstance(u, Update) and u.receipt is not None]
-    signed = [u for u in updates if u.receipt.sig is not None]
-    unsigned = [u for u in updates if u.receipt.sig is None]
-    assert unsigned, "a move within a phase is not signed"
-    for u in signed:
-        r = u.receipt
-        assert r.key == key and verify(r.key, r.sig, game_id, r.seq, r.hash)
-    # every phase Ann saw begin came with a signed receipt (or one already signed, re-sent)
-    before = None
-    for u in updates:
-        now = (u.view.round, u.view.phase)
-        if before is not None and now != before:
-            assert u.receipt.sig is not None, f"{before} -> {now}: unsigned"
-        before = now
-    assert updates[-1].view.phase == "over" and updates[-1].receipt.sig is not None
-    # the last signed receipt is the log's last record: it covers the whole game
     records = read_log(server.replays / f"{game_id}.jsonl").records
-    assert updates[-1].receipt.seq == records[-1].seq
-    assert updates[-1].receipt.hash == records[-1].hash
+    # the batches that begin a round (the game's start with round 1) or end the game
+    due = {
+        b[-1].seq
+        for b in _batches(records)
+        if any(r.type in ("round_started", "game_ended") for r in b)
+    }
+    assert len(due) == len(STANDARD) + 1
+    updates = [u for u in ann.received if isinstance(u, Update) and u.receipt is not None]
+    seen = {u.receipt.seq for u in updates}
+    signed = {u.receipt.seq for u in updates if u.receipt.sig is not None}
+    assert signed == due & seen and due <= seen, "Ann was told of every round's start"
+    assert len(signed) < len(seen), "a move within a round is not signed"
+    for u in updates:
+        r = u.receipt
+        if r.sig is not None:
+            assert r.key == key and verify(r.key, r.sig, game_id, r.seq, r.hash)
+        else:
+            assert r.key is None
+    # the last receipt is signed and is the log's last record: it covers the whole game
+    last = updates[-1].receipt
+    assert last.sig is not None and (last.seq, last.hash) == (records[-1].seq, records[-1].hash)
 
 
 async def test_a_server_without_a_key_sends_receipts_as_before(start_server):
