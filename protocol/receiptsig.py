@@ -61,12 +61,45 @@ def is_key(text: object) -> bool:
     )
 
 
+# Edwards25519 (RFC 8032 5.1): -x^2 + y^2 = 1 + d x^2 y^2 over the integers modulo P.
+_P = 2**255 - 19
+_D = -121665 * pow(121666, -1, _P) % _P
+_SQRT_M1 = pow(2, (_P - 1) // 4, _P)
+
+
+def _small_order(raw: bytes) -> bool:
+    """Is the public key ``raw`` a point of order 1, 2, 4 or 8?
+
+    Such a "key" is nobody's: a signature made without any private key verifies under it for
+    every message (order 1) or one message in eight, and OpenSSL's Ed25519 accepts it. Found by
+    review: a forger's receipt under ``ed25519:01`` and zeros verified. A point is of small
+    order exactly when eight times it is the neutral point (0, 1). The sign of x does not change
+    the order, so either root will do; a y with no point is left to the verifier to refuse.
+    """
+    y = int.from_bytes(raw, "little") & ((1 << 255) - 1)
+    u, v = (y * y - 1) % _P, (_D * y * y + 1) % _P
+    x = u * pow(v, 3, _P) * pow(u * pow(v, 7, _P), (_P - 5) // 8, _P) % _P  # RFC 8032 5.1.3
+    if v * x * x % _P != u:
+        x = x * _SQRT_M1 % _P
+        if v * x * x % _P != u:
+            return False
+    for _ in range(3):  # doubling, by the complete addition law (d is not a square)
+        xy = x * y % _P
+        t = _D * xy * xy % _P
+        x, y = 2 * xy * pow(1 + t, -1, _P) % _P, (y * y + x * x) * pow(1 - t, -1, _P) % _P
+    return x == 0 and y == 1
+
+
 def verify(key: str, sig: str, game_id: str, seq: int, hash_: str) -> bool:
-    """Did the holder of ``key`` sign this receipt? False for anything malformed, too."""
+    """Did the holder of ``key`` sign this receipt? False for anything malformed, too, and for
+    a key of small order, which anyone can sign for."""
     if not is_key(key) or not _hex(sig, _SIG_HEX) or not hash_.isascii() or seq < 0:
         return False
+    raw = bytes.fromhex(key[len(KEY_PREFIX) :])
+    if _small_order(raw):
+        return False
     try:
-        public = Ed25519PublicKey.from_public_bytes(bytes.fromhex(key[len(KEY_PREFIX) :]))
+        public = Ed25519PublicKey.from_public_bytes(raw)
         public.verify(bytes.fromhex(sig), signed_bytes(game_id, seq, hash_))
     except (InvalidSignature, ValueError, OverflowError):
         return False

@@ -597,7 +597,10 @@ def _check_lines(a: Audit) -> list[str]:
                 line(False, p)
     for r in a.receipts:
         if r.status == "on-chain":
-            by = f", signed with {short_key(r.key)}" if r.key and r.signature == "valid" else ""
+            by = {
+                "valid": f", signed with {short_key(r.key or '')}",
+                "server": ", signed with the server's key (--server-key)",
+            }.get(r.signature, "")
             line(True, f"{r.label()}: on the chain{by}")
         elif r.status == "unchecked":
             line(None, f"{r.label()}: unchecked: {r.detail}")
@@ -805,9 +808,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--server-key",
+        action="append",
+        default=[],
         metavar="KEY",
         help="the key the server signs receipts with (ed25519:..., as `conjure serve` printed"
-        " it): a signed receipt with any other key is then no proof",
+        " it; repeatable): a receipt signed with another key then counts as unsigned",
     )
     add_house_argument(parser)
 
@@ -829,11 +834,12 @@ def run(args: argparse.Namespace) -> int:
                 receipts.append(parse_receipt_arg(item))
     except Unusable as exc:
         return _fail(str(exc))
-    if args.server_key is not None and not is_key(args.server_key):
-        return _fail(
-            f"--server-key {args.server_key!r}: expected ed25519: and 64 lowercase hex digits, "
-            "as `conjure serve` prints it"
-        )
+    for key in args.server_key:
+        if not is_key(key):
+            return _fail(
+                f"--server-key {key!r}: expected ed25519: and 64 lowercase hex digits, "
+                "as `conjure serve` prints it"
+            )
     logs: list[Path] = args.log
     if receipts and len(logs) > 1:
         return _fail(
@@ -877,7 +883,7 @@ def _replay_one(
         files,
         files_named_for_game=alone,
         reads=reads,
-        server_key=args.server_key,
+        server_keys=args.server_key,
     )
     rounds = a.rounds
     steps = a.steps

@@ -92,8 +92,9 @@ class Receipt:
     #: The server's key and signature (protocol.receiptsig), for a receipt the server signed.
     key: str | None = None
     sig: str | None = None
-    #: "" (unsigned), "valid", "invalid" (no signature of ``key``'s), "other-key" (valid, but
-    #: not by the key given with --server-key), "unchecked" (the log names no game)
+    #: "" (unsigned), "valid" (by ``key``, which no --server-key named), "server" (by a key
+    #: --server-key named), "other-key" (valid, but with --server-key given and not its key: it
+    #: counts as unsigned), "invalid" (not ``key``'s signature), "unchecked" (no game known)
     signature: str = ""
 
     def label(self) -> str:
@@ -567,9 +568,9 @@ def _read(path: Path, audit: Audit) -> None:
 # 2. Receipts
 
 
-def _check_signature(audit: Audit, r: Receipt, server_key: str | None) -> None:
-    """Set ``r.signature``: whether the key it names signed it for this game (and whether that
-    key is the server's, when the organizer gave it)."""
+def _check_signature(audit: Audit, r: Receipt, server_keys: Sequence[str]) -> None:
+    """Set ``r.signature``: whether the key it names signed it for this game, and whether that
+    key is one the organizer named as the server's."""
     if audit.start is None:
         r.signature = "unchecked"
         return
@@ -582,16 +583,17 @@ def _check_signature(audit: Audit, r: Receipt, server_key: str | None) -> None:
             f"({short_key(r.key)}) did not sign this game's record seq {r.seq} with this hash. "
             "The receipt was altered or made up, and proves nothing either way.",
         )
-    elif server_key is not None and r.key != server_key:
-        r.signature = "other-key"
-        audit.fail(
-            "receipts",
-            f"{r.label()} is signed with {short_key(r.key)}, not the server's key "
-            f"{short_key(server_key)} (--server-key): it is not this server's receipt, and "
-            "proves nothing either way.",
-        )
-    else:
+    elif not server_keys:
         r.signature = "valid"
+    elif r.key in server_keys:
+        r.signature = "server"
+    else:
+        r.signature = "other-key"
+        audit.notes.append(
+            f"{r.label()} is signed with {short_key(r.key)}, not with the server's key "
+            "(--server-key): its signature proves nothing, so it is checked as an unsigned "
+            "receipt"
+        )
 
 
 def short_key(key: str) -> str:
@@ -599,12 +601,12 @@ def short_key(key: str) -> str:
     return f"{key[:24]}…" if len(key) > 24 else key
 
 
-def _signed_reading(r: Receipt, server_key: str | None, happened: str) -> str:
+def _signed_reading(r: Receipt, happened: str) -> str:
     """What a signed receipt the log disagrees with shows (``happened``), said as surely as
-    the key allows: for certain with the server's key given, else on the condition that the key
-    it names is the server's."""
+    the key allows: for certain if the organizer named its key as the server's, else on the
+    condition that it is (anyone can make a key and sign with it)."""
     assert r.key is not None
-    if server_key is not None:
+    if r.signature == "server":
         return f" The server signed this receipt (with the key given as --server-key): {happened}."
     return (
         f" It is signed with {short_key(r.key)}: if that is the server's key (the one `conjure "
@@ -612,17 +614,17 @@ def _signed_reading(r: Receipt, server_key: str | None, happened: str) -> str:
     )
 
 
-def _check_receipts(audit: Audit, server_key: str | None = None) -> None:
+def _check_receipts(audit: Audit, server_keys: Sequence[str] = ()) -> None:
     records = audit.records
     last = len(records) - 1
     for r in audit.receipts:
         if r.sig is not None:
-            _check_signature(audit, r, server_key)
-        if r.signature in ("invalid", "other-key"):
+            _check_signature(audit, r, server_keys)
+        if r.signature == "invalid":
             r.status = "unchecked"
-            r.detail = "its signature is not the server's"
+            r.detail = "its signature does not verify"
             continue
-        by_server = r.signature == "valid"
+        by_server = r.signature in ("valid", "server")
         if r.seq < len(records):
             if verify_receipt(records, r.seq, r.hash):
                 r.status = "on-chain"
@@ -636,7 +638,6 @@ def _check_receipts(audit: Audit, server_key: str | None = None) -> None:
             why = (
                 _signed_reading(
                     r,
-                    server_key,
                     "the log was rewritten after the server sent it (the history up to that "
                     "record is not what the server told its players)",
                 )
@@ -666,7 +667,6 @@ def _check_receipts(audit: Audit, server_key: str | None = None) -> None:
             why = (
                 _signed_reading(
                     r,
-                    server_key,
                     f"the log was truncated after the server sent it (it held seq {r.seq})",
                 )
                 if by_server
@@ -677,7 +677,7 @@ def _check_receipts(audit: Audit, server_key: str | None = None) -> None:
                 "receipts", f"{r.label()} lies beyond the end of the log: {r.detail}.{why}{extra}"
             )
     keys = sorted({r.key for r in audit.receipts if r.signature == "valid" and r.key})
-    if len(keys) > 1 and server_key is None:
+    if len(keys) > 1:
         audit.notes.append(
             f"the signed receipts name {len(keys)} keys ({', '.join(map(short_key, keys))}): a "
             "server's key changes only if its key file was replaced, so at most one can be "
@@ -1313,13 +1313,14 @@ def audit(
     *,
     files_named_for_game: bool = True,
     reads: ReceiptReads | None = None,
-    server_key: str | None = None,
+    server_keys: Sequence[str] = (),
 ) -> Audit:
     """Verify and re-derive one log. Raises Unusable for input that is not an auditable log.
     ``files_named_for_game``: the receipt files were given for this log, so their entries
     without a ``game_id`` are its own (see :func:`receipts_from_file`). ``reads``: receipt
-    files already read in this run (several logs). ``server_key``: the key the server signs
-    receipts with, as the organizer knows it (a signed receipt with another key is no proof)."""
+    files already read in this run (several logs). ``server_keys``: the keys the server signs
+    receipts with, as the organizer knows them (a receipt signed with another key counts as
+    unsigned)."""
     a = Audit(Path(path))
     with _collector_paused():
         _read(a.path, a)
@@ -1343,7 +1344,7 @@ def audit(
             a.receipts.extend(got)
             a.notes.extend(notes)
             check_kept_deals(a, d, reads or ReceiptReads())
-    _check_receipts(a, server_key)
+    _check_receipts(a, server_keys)
     damaged = a.corrupt is not None or a.torn is not None
     if a.start is not None and not a.finished and a.replay_stopped is None and not damaged:
         g = a.state

@@ -8,22 +8,24 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 
 def write_new(path: Path, data: bytes, mode: int) -> None:
     """Write ``path`` whole or not at all; FileExistsError if it is already there."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    # A fresh name of its own (O_EXCL): a predictable one could be a link someone planted.
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
     try:
-        os.fchmod(fd, mode)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
+        try:
+            os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.link(tmp, path)  # unlike os.replace, never overwrites
     finally:
         os.unlink(tmp)

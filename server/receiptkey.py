@@ -14,6 +14,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -68,8 +69,8 @@ def load_or_make(path: Path) -> ReceiptKey:
 
 def _load(path: Path) -> ReceiptKey:
     fix = (
-        f"move {path} away to make a new key (receipts signed with the old key stay checkable,"
-        " but players' clients will see another key)"
+        f"move {path} away to make a new key (receipts signed with the old one stay checkable"
+        " against it, but they and the new ones will name two keys)"
     )
     try:
         data = path.read_bytes()
@@ -80,7 +81,7 @@ def _load(path: Path) -> ReceiptKey:
         raise ReceiptKeyError(f"cannot read the receipt key {path}: {reason(exc)}; {fix}") from exc
     try:
         key = serialization.load_pem_private_key(data, password=None)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
         raise ReceiptKeyError(f"{path} is not an unencrypted PEM private key; {fix}") from exc
     if not isinstance(key, Ed25519PrivateKey):
         raise ReceiptKeyError(f"{path} holds a key of another kind than Ed25519; {fix}")

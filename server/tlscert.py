@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -134,10 +135,16 @@ def _load(cert_path: Path, key_path: Path) -> ServerCertificate:
         raise TlsCertError(f"{cert_path} is not a PEM certificate ({exc}); {fix}") from exc
     try:
         key = serialization.load_pem_private_key(key_pem, password=None)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
         raise TlsCertError(f"{key_path} is not an unencrypted PEM private key; {fix}") from exc
     spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    if key.public_key().public_bytes(*spki) != cert.public_key().public_bytes(*spki):
+    try:
+        mine = cert.public_key().public_bytes(*spki)
+    except UnsupportedAlgorithm as exc:
+        raise TlsCertError(
+            f"{cert_path} holds a key of a kind this program cannot use; {fix}"
+        ) from exc
+    if key.public_key().public_bytes(*spki) != mine:
         raise TlsCertError(f"{key_path} is not the key of {cert_path}; {fix}")
     if mode & 0o077:
         raise TlsCertError(

@@ -300,19 +300,56 @@ def test_a_receipt_signed_for_another_game_does_not_verify_here(tmp_path):
 
 def test_the_organizer_can_name_the_servers_key(tmp_path, capsys):
     path, records = _game(tmp_path)
-    f = _receipt_file(tmp_path, [_entry(records, 20), _entry(records, 30, key=OTHER)])
+    off_chain = _entry(records, 30, key=OTHER)
+    off_chain["hash"], off_chain["sig"] = "1" * 64, sign(OTHER, read_game_id(records), 30, "1" * 64)
+    f = _receipt_file(tmp_path, [_entry(records, 20), _entry(records, 25, key=OTHER)])
     # without --server-key: both verify, and the report says two keys cannot both be the server's
     assert replay(str(path), "--receipt", str(f), "--json") == 0
     doc = json.loads(capsys.readouterr().out)
     assert any("the signed receipts name 2 keys" in n for n in doc["notes"])
-    # with it: the other key's receipt is no proof
-    assert replay(str(path), "--receipt", str(f), "--server-key", key_text(KEY), "--json") == 1
+    assert [r["signature"] for r in doc["receipts"]] == ["valid", "valid"]
+    # with it: the server's is the server's, the other counts as unsigned (it is on the chain)
+    assert replay(str(path), "--receipt", str(f), "--server-key", key_text(KEY), "--json") == 0
     doc = json.loads(capsys.readouterr().out)
-    (problem,) = doc["problems"]
-    assert "not the server's key" in problem and "seq 30" in problem
-    assert [r["signature"] for r in doc["receipts"]] == ["valid", "other-key"]
+    assert [r["signature"] for r in doc["receipts"]] == ["server", "other-key"]
+    assert any("seq 25" in n and "checked as an unsigned receipt" in n for n in doc["notes"])
+    # a forger's own key signing a receipt the log never held: both readings, as unsigned
+    g = _receipt_file(tmp_path, [off_chain], "forged.json")
+    assert replay(str(path), "--receipt", str(g), "--server-key", key_text(KEY), "--json") == 1
+    (problem,) = json.loads(capsys.readouterr().out)["problems"]
+    assert "or the receipt is not genuine" in problem and "server signed" not in problem
+    # an old key and a new one, both the server's (its key file was lost once)
+    both = ("--server-key", key_text(KEY), "--server-key", key_text(OTHER))
+    assert replay(str(path), "--receipt", str(f), *both, "--json") == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["signature"] for r in doc["receipts"]] == ["server", "server"]
     assert replay(str(path), "--server-key", "ed25519:nothex") == 2
     assert "--server-key 'ed25519:nothex'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "key, sig",
+    [
+        ("ed25519:01" + "00" * 31, "01" + "00" * 63),  # order 1: verifies for every message
+        ("ed25519:" + "00" * 32, "01" + "00" * 63),  # order 4
+        # order 8 (as libsodium lists it): one message in eight
+        ("ed25519:26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05", None),
+        ("ed25519:c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a", None),
+        ("ed25519:ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", None),
+    ],
+)
+def test_a_key_of_small_order_signs_for_nobody(tmp_path, capsys, key, sig):
+    """Found by review: with such a "key" a forger needs no private key at all, and OpenSSL's
+    Ed25519 accepted the made-up signature."""
+    path, records = _game(tmp_path)
+    gid = read_game_id(records)
+    sigs = [sig] if sig else ["01" + "00" * 63, "00" * 64, "01" + "00" * 31 + "00" * 32]
+    entries = [{"game_id": gid, "seq": 20, "hash": "1" * 64, "key": key, "sig": x} for x in sigs]
+    assert replay(str(path), "--receipt", str(_receipt_file(tmp_path, entries)), "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert {r["signature"] for r in doc["receipts"]} == {"invalid"}
+    assert not any("rewritten" in p for p in doc["problems"])
+    assert not verify(key, sigs[0], gid, 20, "1" * 64)
 
 
 def test_the_client_file_is_audited_with_its_signed_receipt(tmp_path, capsys):
@@ -403,6 +440,45 @@ def test_a_key_path_that_is_a_folder_or_a_dangling_link_is_refused(tmp_path):
     with pytest.raises(receiptkey.ReceiptKeyError):
         receiptkey.load_or_make(link)
     assert link.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
+def test_a_key_file_of_a_kind_the_library_cannot_read_is_a_sentence_and_exit_2(tmp_path, capsys):
+    """Found by review: an algorithm ``cryptography`` does not know raised past the sentence
+    (a traceback and exit 1)."""
+    import base64
+
+    from cryptography.hazmat.primitives import serialization
+
+    der = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    der = der.replace(b"\x06\x03\x2b\x65\x70", b"\x06\x03\x2b\x65\x63")  # OID 1.3.101.99
+    key = tmp_path / "receipt-key.pem"
+    pem = (
+        b"-----BEGIN PRIVATE KEY-----\n" + base64.encodebytes(der) + b"-----END PRIVATE KEY-----\n"
+    )
+    key.write_bytes(pem)
+    key.chmod(0o600)
+    args = ["serve", "--host", "127.0.0.1", "--port", "0", "--replays", str(tmp_path / "r")]
+    assert main([*args, "--receipt-key", str(key)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("conjure serve: ") and "Traceback" not in err
+    assert key.read_bytes() == pem
+
+
+def test_making_the_key_never_writes_through_a_planted_link(tmp_path):
+    """Found by review: the temporary file had a name anyone could guess (and plant a link at)."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    victim.chmod(0o644)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for pid in {os.getpid(), 1}:
+        (shared / f".receipt-key.pem.{pid}.tmp").symlink_to(victim)
+    made = receiptkey.load_or_make(shared / "receipt-key.pem")
+    assert victim.read_text() == "precious\n" and stat.S_IMODE(victim.stat().st_mode) == 0o644
+    assert not made.path.is_symlink() and receiptkey.load_or_make(made.path).public == made.public
+    assert sorted(p.name for p in shared.iterdir() if not p.is_symlink()) == ["receipt-key.pem"]
 
 
 async def test_the_banner_names_the_receipt_key(start_server):
