@@ -28,6 +28,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import msgspec
 import trio
@@ -530,6 +531,14 @@ def run_client(opts: Options) -> int:
     return code
 
 
+def _home_short(path: Path) -> str:
+    """``path`` with the home directory written ``~``, as a person would type it."""
+    try:
+        return str(Path("~") / path.relative_to(Path.home()))
+    except (ValueError, RuntimeError):
+        return str(path)
+
+
 def farewell(s: Session, *, local: bool) -> list[str]:
     """What a player who joined reads on leaving: how to come back, when they can.
 
@@ -547,6 +556,9 @@ def farewell(s: Session, *, local: bool) -> list[str]:
             # Which log is this game's: a player could not tell among the server's (seen in a
             # friends' game; the id was on no screen).
             over.append(f"  Its log, in the server's replays folder: {s.view.game_id}.jsonl")
+            kept = s.store.receipt_path(s.view.game_id)
+            if kept.is_file():  # what an organizer asks a player for (docs/LOG.md)
+                over.append(f"  Your receipt, for an audit of that log: {_home_short(kept)}")
         return over
     if s.ended is not None:  # removed, replaced, refused: why (a blank screen said nothing)
         return [f"Left room {s.room}: {s.ended}."]

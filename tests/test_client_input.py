@@ -30,6 +30,7 @@ from conjure.protocol.messages import (
     KickPlayer,
     PointView,
     ProposalView,
+    Receipt,
     ResultView,
     ReviewDone,
     RoomSettings,
@@ -896,6 +897,18 @@ def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path):
         "Left room ABCD: its game is over.",
         "  Its log, in the server's replays folder: g1.jsonl",  # which of the server's logs
     ]
+    # the receipt it kept: what an organizer will ask for in a dispute
+    h.show(view("over", winners=[0]), receipt=Receipt(9, "a" * 64))
+    assert farewell(s, local=False)[2] == (
+        f"  Your receipt, for an audit of that log: {s.store.receipt_path('g1')}"
+    )
+    from pathlib import Path
+
+    from conjure.client.app import _home_short
+
+    assert _home_short(Path.home() / ".local/state/conjure/receipts/g1.json") == (
+        "~/.local/state/conjure/receipts/g1.json"
+    )
     assert farewell(s, local=True) == ["Left room ABCD: its game is over."]  # make play says
     removed = Harness(tmp_path / "removed").session
     removed.token, removed.ended = "t" * 43, "the host removed you from the room"
