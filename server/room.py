@@ -101,6 +101,7 @@ _GAME_MSGS = (
     m.KickPlayer,
 )
 #: What would change the table while it is being dealt for.
+_LOBBY_CHANGES = (m.JoinRoom, m.Leave, m.ChangeSettings, m.SeatOrder, m.KickPlayer, m.StartGame)
 #: Events after which the receipt is signed: a round begins (the first with the game's start),
 #: or the game ends.
 _SIGNED_AFTER = frozenset((RoundStarted, GameEnded, GameAbandoned))
@@ -109,9 +110,6 @@ _SIGNED_AFTER = frozenset((RoundStarted, GameEnded, GameAbandoned))
 @functools.cache
 def _public(key: Ed25519PrivateKey) -> str:
     return key_text(key)
-
-
-_LOBBY_CHANGES = (m.JoinRoom, m.Leave, m.ChangeSettings, m.SeatOrder, m.KickPlayer, m.StartGame)
 
 
 @dataclass
@@ -240,7 +238,8 @@ class Room:
         self.password = password
         self.game = game
         self.writer = writer
-        #: Resumed from its log: the last record, signed anew (a phase may be long).
+        #: Resumed from its log: its last record, signed, so that whoever comes back holds the
+        #: server's word for all that was played before the restart.
         self.receipt = receipt if receipt is None else self._receipt_of(receipt.seq, receipt.hash)
         self.results: list[ResultView] = results.extend_views(game, [])
         if self.lobby is not None:
