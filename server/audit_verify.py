@@ -13,8 +13,8 @@ Order of the checks:
 2. **Receipts**: each ``(seq, hash)`` a client kept must lie on the chain. One that does not
    means the log was rewritten after it was sent, and one beyond the end that the log was cut
    short, unless the receipt is not genuine. A receipt the server signed (protocol.receiptsig)
-   settles that: its signature is checked first, and one that verifies cannot have been written
-   by anyone but the holder of the server's key.
+   settles that: its signature is checked first, and one that verifies was written by the
+   holder of the key it names, which ``--server-key`` ties to the server.
 3. **Replay**: every event is folded through the rules engine at the rules version the log names.
    Along the way: each reveal must open the seat's latest commitment (and come only after the
    summon closed), the published words must be the revealed ones, each ``round_scored`` must equal
