@@ -77,6 +77,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from conjure.protocol.durablefile import write_whole
 from conjure.protocol.statedir import (
     RECEIPTS_DIR,
     SECRET_SECTIONS,
@@ -97,24 +98,7 @@ __all__ = ["StateDir", "default_state_dir", "write_private"]
 def write_private(path: Path, data: bytes) -> None:
     """Atomically replace ``path`` with ``data``; the file is mode 0600."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    with contextlib.suppress(OSError):
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+    write_whole(path, data, 0o600, overwrite=True)
 
 
 def _seq(receipt: dict[str, Any]) -> int:

@@ -6,35 +6,47 @@ break what players pinned or kept, so a file that is there is read or refused, n
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
+import stat
 from pathlib import Path
+
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+
+from conjure.protocol.durablefile import write_whole
 
 
 def write_new(path: Path, data: bytes, mode: int) -> None:
     """Write ``path`` whole or not at all; FileExistsError if it is already there."""
-    # A fresh name of its own (O_EXCL): a predictable one could be a link someone planted.
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(name)
+    write_whole(path, data, mode, overwrite=False)
+
+
+class KeyFileError(Exception):
+    """A kept key file that cannot be used; the message is a sentence for the host."""
+
+
+def load_kept_key(path: Path, fix: str) -> PrivateKeyTypes:
+    """The private key kept in ``path`` (unencrypted PEM, readable by its owner alone), or
+    KeyFileError saying why not and ``fix``; FileNotFoundError when there is no such file."""
     try:
-        try:
-            os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.link(tmp, path)  # unlike os.replace, never overwrites
-    finally:
-        os.unlink(tmp)
-    with contextlib.suppress(OSError):
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        data = path.read_bytes()
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise KeyFileError(f"cannot read {path}: {reason(exc)}; {fix}") from exc
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
+        # UnsupportedAlgorithm: a key of a kind the library cannot read (found by review: it
+        # raised past this sentence, a traceback and exit 1)
+        raise KeyFileError(f"{path} is not an unencrypted PEM private key; {fix}") from exc
+    if mode & 0o077:
+        raise KeyFileError(
+            f"{path} can be read by other users (mode {mode:04o}); run chmod 600 {path}"
+        )
+    return key
 
 
 def reason(exc: OSError) -> str:

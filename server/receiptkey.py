@@ -9,18 +9,15 @@ not an Ed25519 key or can be read by other users is an error, never replaced.
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from conjure.protocol.receiptsig import key_text
 from conjure.protocol.statedir import default_state_dir
-from conjure.server.keyfiles import reason, write_new
+from conjure.server.keyfiles import KeyFileError, load_kept_key, reason, write_new
 
 KEY_FILE = "receipt-key.pem"
 
@@ -73,20 +70,9 @@ def _load(path: Path) -> ReceiptKey:
         " against it, but they and the new ones will name two keys)"
     )
     try:
-        data = path.read_bytes()
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise ReceiptKeyError(f"cannot read the receipt key {path}: {reason(exc)}; {fix}") from exc
-    try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
-        raise ReceiptKeyError(f"{path} is not an unencrypted PEM private key; {fix}") from exc
+        key = load_kept_key(path, fix)
+    except KeyFileError as exc:
+        raise ReceiptKeyError(str(exc)) from exc
     if not isinstance(key, Ed25519PrivateKey):
         raise ReceiptKeyError(f"{path} holds a key of another kind than Ed25519; {fix}")
-    if mode & 0o077:
-        raise ReceiptKeyError(
-            f"{path} can be read by other users (mode {mode:04o}); run chmod 600 {path}"
-        )
     return ReceiptKey(key, path, created=False)

@@ -18,10 +18,8 @@ from __future__ import annotations
 import contextlib
 import datetime
 import ipaddress
-import os
 import re
 import socket
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +32,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from conjure.protocol.fingerprint import fingerprint
 from conjure.protocol.statedir import default_state_dir
-from conjure.server.keyfiles import reason, write_new
+from conjure.server.keyfiles import KeyFileError, load_kept_key, reason, write_new
 from conjure.server.netinfo import addresses_for
 
 CERT_FILE = "cert.pem"
@@ -123,8 +121,7 @@ def _load(cert_path: Path, key_path: Path) -> ServerCertificate:
             other = key_path if path is cert_path else cert_path
             raise TlsCertError(f"{other} is there but {path.name} is missing; {fix}")
     try:
-        cert_pem, key_pem = cert_path.read_bytes(), key_path.read_bytes()
-        mode = stat.S_IMODE(os.stat(key_path).st_mode)
+        cert_pem = cert_path.read_bytes()
     except OSError as exc:
         raise TlsCertError(
             f"cannot read the certificate in {cert_path.parent}: {reason(exc)}; {fix}"
@@ -134,9 +131,11 @@ def _load(cert_path: Path, key_path: Path) -> ServerCertificate:
     except ValueError as exc:
         raise TlsCertError(f"{cert_path} is not a PEM certificate ({exc}); {fix}") from exc
     try:
-        key = serialization.load_pem_private_key(key_pem, password=None)
-    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
-        raise TlsCertError(f"{key_path} is not an unencrypted PEM private key; {fix}") from exc
+        key = load_kept_key(key_path, fix)
+    except KeyFileError as exc:
+        raise TlsCertError(str(exc)) from exc
+    except FileNotFoundError as exc:  # it was there a moment ago
+        raise TlsCertError(f"{key_path} is missing; {fix}") from exc
     spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     try:
         mine = cert.public_key().public_bytes(*spki)
@@ -146,10 +145,6 @@ def _load(cert_path: Path, key_path: Path) -> ServerCertificate:
         ) from exc
     if key.public_key().public_bytes(*spki) != mine:
         raise TlsCertError(f"{key_path} is not the key of {cert_path}; {fix}")
-    if mode & 0o077:
-        raise TlsCertError(
-            f"{key_path} can be read by other users (mode {mode:04o}); run chmod 600 {key_path}"
-        )
     der = cert.public_bytes(serialization.Encoding.DER)
     return ServerCertificate(cert_path, key_path, fingerprint(der), created=False)
 

@@ -433,7 +433,7 @@ def test_a_key_file_that_cannot_be_used_is_refused_and_left_alone(tmp_path, cont
 def test_a_key_path_that_is_a_folder_or_a_dangling_link_is_refused(tmp_path):
     folder = tmp_path / "k"
     folder.mkdir()
-    with pytest.raises(receiptkey.ReceiptKeyError, match="cannot read the receipt key"):
+    with pytest.raises(receiptkey.ReceiptKeyError, match=r"cannot read .*Is a directory"):
         receiptkey.load_or_make(folder)
     link = tmp_path / "link.pem"
     link.symlink_to(tmp_path / "nowhere" / "key.pem")
