@@ -558,7 +558,7 @@ def farewell(s: Session, *, local: bool) -> list[str]:
             over.append(f"  Its log, in the server's replays folder: {s.view.game_id}.jsonl")
             kept = s.store.receipt_path(s.view.game_id)
             if kept.is_file():  # what an organizer asks a player for (docs/LOG.md)
-                over.append(f"  Your receipt, for an audit of that log: {_home_short(kept)}")
+                over += ["  Your receipt, for an audit of that log:", f"    {_home_short(kept)}"]
         return over
     if s.ended is not None:  # removed, replaced, refused: why (a blank screen said nothing)
         return [f"Left room {s.room}: {s.ended}."]

@@ -215,8 +215,12 @@ class TableState:
         return [p for p in v.players if p.spell] if v else []
 
     def crystal_range(self) -> tuple[int, int]:
+        """How many crystals the conjurer may place here: the rules' range, and no more than
+        the boards with a spell word (seen at a 3-player table: "2-4 crystals" for 3 boards)."""
         v = self.view
-        return crystal_range(v.settings.variant if v is not None else "standard")
+        low, high = crystal_range(v.settings.variant if v is not None else "standard")
+        boards = len(self.markable())
+        return low, max(low, min(high, boards)) if v is not None and boards else high
 
     def open_proposals(self) -> list[ProposalView]:
         v = self.view

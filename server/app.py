@@ -84,8 +84,9 @@ def banner(server: GameServer, fingerprint: str | None = None) -> list[str]:
     ]
     if fingerprint is not None:
         lines.insert(-1, f"certificate fingerprint {fingerprint}")
-    if cfg.receipt_key is not None:
-        lines.insert(-1, f"receipts signed with {key_text(cfg.receipt_key)}")
+    if cfg.receipt_key is not None:  # the key on a line of its own: copied whole at 80 columns
+        lines[-1:-1] = ["receipts signed with the key (for conjure replay --server-key):"]
+        lines[-1:-1] = [f"  {key_text(cfg.receipt_key)}"]
     pin = fingerprint or ""
     for addr in addresses_for(cfg.host):
         url = f"{scheme}://{url_host(addr)}:{server.port}"

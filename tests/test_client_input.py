@@ -899,9 +899,10 @@ def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path):
     ]
     # the receipt it kept: what an organizer will ask for in a dispute
     h.show(view("over", winners=[0]), receipt=Receipt(9, "a" * 64))
-    assert farewell(s, local=False)[2] == (
-        f"  Your receipt, for an audit of that log: {s.store.receipt_path('g1')}"
-    )
+    assert farewell(s, local=False)[2:] == [  # the path on a line of its own: copied whole
+        "  Your receipt, for an audit of that log:",
+        f"    {s.store.receipt_path('g1')}",
+    ]
     from pathlib import Path
 
     from conjure.client.app import _home_short
@@ -1012,7 +1013,7 @@ def test_the_conjurer_is_told_what_the_crystals_are_for_before_being_asked_for_i
     h = Harness(tmp_path)
     h.show(view("mark", players=players(0, **spells(Bob="wheel", Cat="road", Dan="engine"))))
     text = unwrap_text(screen.plain(screen.panel(h.session, 80)))
-    assert "Think of a thing in the category and put crystals on the 2 to 4 boards" in text
+    assert "Think of a thing in the category and put crystals on the 2 to 3 boards" in text
     assert "you write it next, in secret." in text and "idea" not in text
     # In Dark Magic the secret word comes first: the line names it, and asks for no other.
     dark = Harness(tmp_path / "dark")
@@ -1217,3 +1218,15 @@ def test_kick_during_the_game_asks_first(tmp_path):
     s.key("y")
     assert h.sent == [KickPlayer(seat=1)] and s.kick_question is None
     assert s.submit("/skip 3") and h.sent[-1] == SkipPlayer(seat=2)  # this round only: at once
+
+
+def test_a_small_table_is_not_offered_more_crystals_than_it_has_boards(tmp_path):
+    """Seen at a 3-player table: "put crystals on the 2 to 4 boards" with three boards."""
+    h = Harness(tmp_path)
+    s = h.session
+    three = spells(Ann="moon", Bob="wheel", Cat="road")  # Dan wrote none (skipped)
+    h.show(view("mark", players=players(0, **three), conjurer=0))
+    assert s.prompt() == "Toggle boards 1-3, Enter to confirm (2-3 crystals): "
+    assert "on the 2 to 3 boards" in " ".join(screen.plain(screen.panel(s, 80)).split())
+    h.show(view("mark", players=players(0, **three, **spells(Dan="engine")), conjurer=0))
+    assert s.prompt().endswith("(2-4 crystals): ")

@@ -484,5 +484,7 @@ def test_making_the_key_never_writes_through_a_planted_link(tmp_path):
 async def test_the_banner_names_the_receipt_key(start_server):
     srv = await start_server()
     lines = banner(srv)
-    assert f"receipts signed with {key_text(srv.config.receipt_key)}" in lines
+    at = lines.index("receipts signed with the key (for conjure replay --server-key):")
+    assert lines[at + 1] == f"  {key_text(srv.config.receipt_key)}"
+    assert all(len(line) <= 80 for line in lines[at : at + 2])
     assert lines[-1].startswith("listening on ")
