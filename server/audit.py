@@ -603,7 +603,11 @@ def _check_lines(a: Audit) -> list[str]:
             }.get(r.signature, "")
             line(True, f"{r.label()}: on the chain{by}")
         elif r.status == "unchecked":
-            line(None, f"{r.label()}: unchecked: {r.detail}")
+            by = {
+                "valid": f" (its signature verifies with {short_key(r.key or '')})",
+                "server": " (signed with the server's key, --server-key)",
+            }.get(r.signature, "")
+            line(None, f"{r.label()}: unchecked: {r.detail}{by}")
     for p in k.get("receipts", []):
         line(False, p)
     for p in a.deal_kept:

@@ -200,15 +200,22 @@ def receipts_from_file(
         if gid is None and not named_for_game:
             notes.append(f"ignored {where}: no game_id, so it is for no one of several logs")
             continue
-        entries = [(item, where)]
+        got = [_receipt_entry(item, where)]
         if "signed" in item:  # a client's file: the newest receipt, and the newest signed one
-            entries.append((item["signed"], f"{where}, signed"))
-        for entry, at in entries:
-            got = _receipt_entry(entry, at)
-            if isinstance(got, str):
-                notes.append(got)
+            signed_one = _receipt_entry(item["signed"], f"{where}, signed")
+            newest = got[0]
+            if (
+                isinstance(newest, Receipt)
+                and isinstance(signed_one, Receipt)
+                and (newest.seq, newest.hash) == (signed_one.seq, signed_one.hash)
+            ):  # one position kept twice (a game's last receipt is signed): one receipt
+                got = []
+            got.append(signed_one)
+        for r in got:
+            if isinstance(r, str):
+                notes.append(r)
             else:
-                found.append(got)
+                found.append(r)
     return found, notes
 
 
@@ -659,8 +666,9 @@ def _check_receipts(audit: Audit, server_keys: Sequence[str] = ()) -> None:
             end = f"ends at seq {last}" if last >= 0 else "holds no complete record"
             r.detail = f"the log's verified part {end}"
             extra = (
-                " The torn tail covers it, but a receipt is only sent for a durable record, so "
-                "the end was damaged or cut after the game, not by a crash."
+                " The log ends in a torn tail, which a crash leaves, but a receipt is only sent "
+                f"once its record is on disk: records up to seq {r.seq} were written whole, so "
+                "the end was cut or damaged afterwards, not by a crash."
                 if audit.torn is not None
                 else ""
             )

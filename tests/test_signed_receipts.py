@@ -488,3 +488,39 @@ async def test_the_banner_names_the_receipt_key(start_server):
     assert lines[at + 1] == f"  {key_text(srv.config.receipt_key)}"
     assert all(len(line) <= 80 for line in lines[at : at + 2])
     assert lines[-1].startswith("listening on ")
+
+
+def test_the_games_last_receipt_kept_twice_counts_once(tmp_path, capsys):
+    """The newcomer's cut log: the client's newest receipt is also its signed one (the game's
+    last), and the report counted one file as two problems, saying "not signed" of the one."""
+    path, records = _game(tmp_path)
+    gid, last = read_game_id(records), records[-1]
+    state = tmp_path / "ann"
+    signed = {k: v for k, v in _entry(records, last.seq).items() if k != "game_id"}
+    StateDir(state).save_receipt(
+        gid, last.seq, last.hash, server="ws://x:1", room="ABCD", signed=signed
+    )
+    lines = path.read_bytes().splitlines(keepends=True)
+    cut = lines[: last.seq - 5]
+    path.write_bytes(b"".join(cut) + lines[last.seq - 5][:30])  # cut, and a torn tail
+    assert replay(str(path), "--state-dir", str(state), "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [(r["seq"], r.get("signature")) for r in doc["receipts"]] == [(last.seq, "valid")]
+    (problem,) = [p for p in doc["problems"] if "receipt" in p]
+    assert (
+        "not signed" not in problem and "the log was truncated after the server sent it" in problem
+    )
+    # the torn tail is named for what it is, not as "covering" a receipt far beyond it
+    assert f"records up to seq {last.seq} were written whole" in problem
+
+
+def test_a_signed_receipt_in_a_damaged_log_still_says_whose_it_is(tmp_path, capsys):
+    path, records = _game(tmp_path)
+    f = _receipt_file(tmp_path, [_entry(records, len(records) - 1)])
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[7] = lines[7].replace(b'"seq":7', b'"seq":70')  # the chain breaks at line 8
+    path.write_bytes(b"".join(lines))
+    assert replay(str(path), "--receipt", str(f), "--no-state-dir") == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "unchecked: the log is damaged before seq" in out
+    assert f"(its signature verifies with {key_text(KEY)[:24]}…)" in out
