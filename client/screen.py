@@ -187,16 +187,23 @@ def header(session: Session, width: int = 80) -> StyleAndTextTuples:
     if v is not None and out:
         parts.append((0, f"room {v.room}"))
     elif v is not None:
-        parts.append((5, f"room {v.room}"))
+        # Once the game is on, the parts that come and go with the phase's name (the room and
+        # the variant) go last, so that nothing else moves when they do: seen at 80x24, the
+        # round jumped ten columns as the room code came back for the review.
+        extras: list[tuple[int, str] | tuple[int, str, str]] = [(5, f"room {v.room}")]
         if v.settings.variant == "dark-magic":
-            parts.append((4, "Dark Magic"))
+            extras.append((4, "Dark Magic"))
+        if v.phase == "lobby":
+            parts += extras
         if v.phase != "lobby" and v.rounds:
             parts.append((1, f"round {v.round}/{v.rounds}"))
         if v.conjurer is not None and v.phase not in ("lobby", "over"):
-            parts.append((3, f"conjurer {session.pname(v.conjurer)}"))
+            parts.append((_CONJURER, f"conjurer {session.pname(v.conjurer)}"))
         if v.card is not None and v.phase not in ("lobby", "over"):
             parts.append((CATEGORY, v.card.text, f" {stars(v.card.stars)}"))
         parts.append((0, PHASE_NAMES.get(v.phase, v.phase)))
+        if v.phase != "lobby":
+            parts += extras[::-1]  # the variant before the room: the room goes first
     elif session.room:
         parts.append((0, f"room {session.room}"))
     elif session.create:
@@ -220,10 +227,12 @@ def header(session: Session, width: int = 80) -> StyleAndTextTuples:
     return [("class:header", " " + left + " " * (room - cells(left))), (style_right, right)]
 
 
-#: The category's place in the header's drop order, and how short its text may become: first
-#: only down to ``_CATEGORY_SHORT`` cells to keep the room, the variant and the conjurer, then down
-#: to ``_CATEGORY_SHORTEST`` before it goes (seen at 80x24: a long category took their places).
+#: The category's place in the header's drop order, and how short its text may become: never
+#: shortened to keep the room or the variant, down to ``_CATEGORY_SHORT`` cells to keep the
+#: conjurer, then down to ``_CATEGORY_SHORTEST`` before it goes (seen at 80x24: a long category
+#: took the conjurer's place, and lost its stars).
 CATEGORY = 2
+_CONJURER = 3
 _CATEGORY_SHORT, _CATEGORY_SHORTEST = 20, 12
 
 
@@ -245,7 +254,14 @@ def _fit_parts(
             order, words, tail = items[cat]
             rest = items[:cat] + items[cat + 1 :]
             room = width - cells(tail) - (cells(joined(rest)) + len(sep) if rest else 0)
-            floor = _CATEGORY_SHORT if any(p[0] > CATEGORY for p in rest) else _CATEGORY_SHORTEST
+            worst = max((p[0] for p in rest), default=CATEGORY)
+            floor = (
+                cells(words)  # the room and the variant never cost the category a letter
+                if worst > _CONJURER
+                else _CATEGORY_SHORT
+                if worst > CATEGORY
+                else _CATEGORY_SHORTEST
+            )
             if cells(words) <= room or room >= floor:
                 shown = [*items[:cat], (order, shorten(words, room), tail), *items[cat + 1 :]]
                 return shorten(joined(shown), width)

@@ -1230,3 +1230,17 @@ def test_a_small_table_is_not_offered_more_crystals_than_it_has_boards(tmp_path)
     assert "on the 2 to 3 boards" in " ".join(screen.plain(screen.panel(s, 80)).split())
     h.show(view("mark", players=players(0, **three, **spells(Dan="engine")), conjurer=0))
     assert s.prompt().endswith("(2-4 crystals): ")
+
+
+def test_nothing_moves_in_the_header_as_the_phases_change(tmp_path):
+    """Seen at 80x24: the room code dropped in some phases and came back in the review, and the
+    round, the conjurer and the category jumped ten columns with it."""
+    h = Harness(tmp_path)
+    card = CardView(index=0, text="Household appliance", stars=2)
+    starts = set()
+    for phase, kw in (("spell", {"turn": 1}), ("mark", {}), ("commit", {}), ("review", {})):
+        h.show(view(phase, card=card, variant="dark-magic", **kw))
+        head = screen.plain(screen.header(h.session, 80))
+        assert len(head) == 80 and "Household appliance ★★" in head, head
+        starts.add(tuple(head.index(t) for t in ("round", "conjurer", "Household")))
+    assert len(starts) == 1, starts
