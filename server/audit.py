@@ -50,7 +50,7 @@ from conjure.server.audit_verify import (
     parse_receipt_arg,
     short_key,
 )
-from conjure.server.feed import duration, standings
+from conjure.server.feed import OWN_VOTE, duration, standings
 from conjure.server.house import (
     HouseScores,
     add_house_argument,
@@ -60,6 +60,7 @@ from conjure.server.house import (
     house_title,
     house_totals_lines,
 )
+from conjure.server.rules.decide import PROPOSER_VOTE_REASON
 from conjure.server.rules.explain import explain_round, result_json
 
 __all__ = ["add_arguments", "audit", "render_json", "render_text", "run"]
@@ -277,7 +278,8 @@ def _proposal_lines(a: Audit, r: RoundAudit) -> list[str]:
             why = p.reasons.get(seat)
             earlier = history.get(p.id, {}).get(seat, [])
             changed = " (changed their vote)" if len(set(earlier)) > 1 else ""
-            votes.append(f"{a.name(seat)} {v}" + (f" ({why!r})" if why else "") + changed)
+            said = _vote_reason(why, seat == p.by)
+            votes.append(f"{a.name(seat)} {v}" + (f" ({said})" if said else "") + changed)
         silent = [a.name(s) for s in sorted(p.voters) if s not in p.votes]
         out.append("      votes: " + ("; ".join(votes) if votes else "none"))
         if silent:
@@ -316,9 +318,18 @@ def _commit_lines(a: Audit, r: RoundAudit) -> list[str]:
     return out
 
 
+def _vote_reason(why: str | None, by_proposer: bool) -> str:
+    """A vote's reason as the report quotes it; the vote the engine casts for a proposer is
+    named as such (it read as a reason the proposer had typed: 'proposed it')."""
+    if why == PROPOSER_VOTE_REASON and by_proposer:
+        return OWN_VOTE
+    return repr(why) if why else ""
+
+
 def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
     """Every step of the round in time order, presence and the host's actions included."""
     out = []
+    proposers: dict[int, int] = {}  # proposal -> the seat that made it
     for s in r.steps:
         e = s.event
         at = since(s.record.ts, r.started)
@@ -342,6 +353,7 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
             case ev.PhaseStarted(phase="review"):
                 out.append(f"{at}  the review opened")
             case ev.ProposalMade():
+                proposers[e.proposal] = e.by
                 words = " and ".join(a.name(x) for x in e.seats)
                 what = (
                     f"challenged {words}'s word ({one_line(e.rule or '')})"
@@ -350,7 +362,8 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
                 )
                 out.append(f"{at}  proposal #{e.proposal + 1}: {a.name(e.by)} {what}")
             case ev.VoteCast():
-                why = f": {shown(repr(e.reason))}" if e.reason else ""
+                said = _vote_reason(e.reason, proposers.get(e.proposal) == e.seat)
+                why = "" if not said else f" ({said})" if said == OWN_VOTE else f": {shown(said)}"
                 vote = "yes" if e.yes else "no"
                 out.append(f"{at}  {a.name(e.seat)} voted {vote} on #{e.proposal + 1}{why}")
             case ev.ProposalSettled():

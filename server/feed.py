@@ -14,6 +14,9 @@ from conjure.protocol.events import CASE_TEXT, RULE_TEXT
 from conjure.protocol.wording import counted, names_list, signed
 from conjure.server.rules.state import Game
 
+#: How a proposer's vote by proposing is told (the feed, the audit's timeline).
+OWN_VOTE = "the proposer's own vote"
+
 
 def _names(g: Game, seats: Sequence[int]) -> str:
     return names_list([g.name(s) for s in seats], empty="nobody")
@@ -130,7 +133,7 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
         case ev.VoteCast(seat=s, proposal=p, yes=yes, reason=why):
             r = g.round
             if yes and r is not None and p < len(r.proposals) and r.proposals[p].by == s:
-                return f"{name(s)} votes yes on proposal {p + 1} (the proposer's own vote)."
+                return f"{name(s)} votes yes on proposal {p + 1} ({OWN_VOTE})."
             because = f": {why!r}" if why else ""
             return f"{name(s)} votes {'yes' if yes else 'no'} on proposal {p + 1}{because}."
         case ev.ProposalSettled(proposal=p, carried=carried, yes=y, no=n):

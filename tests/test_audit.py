@@ -151,7 +151,9 @@ def test_clean_game_verifies_and_explains_every_round(sample, capsys):
     assert (
         "#1 Dee proposed that 'big cat' and 'lion' are the same thing (+0:42): CARRIED 1-0" in out
     )
-    assert "votes: Ann yes ('proposed it'); Bob no ('zebra is a noun'); Dee no" in out
+    # the proposer's yes is the engine's, not a reason Ann typed
+    assert "votes: Ann yes (the proposer's own vote); Bob no ('zebra is a noun'); Dee no" in out
+    assert "Ann voted yes on #1 (the proposer's own vote)" in out and "'proposed it'" not in out
     assert "Ann paused the game" in out
     assert "Running totals: Ann 5, Bob 6, Cy -3, Dee 1" in out
     assert "Winner: Bob" in out

@@ -27,6 +27,9 @@ from conjure.server.rules.state import Game, Proposal
 
 MAX_PROPOSALS_PER_PLAYER = 10
 
+#: The reason logged with the vote a proposer casts by proposing (they may vote on it).
+PROPOSER_VOTE_REASON = "proposed it"
+
 
 class _Builder:
     """Collects events and keeps the state they lead to."""
@@ -498,7 +501,11 @@ def _propose(
     )
     assert b.g.round is not None
     if seat in b.g.round.proposals[pid].voters:
-        b.emit(ev.VoteCast(round=r.number, proposal=pid, seat=seat, yes=True, reason="proposed it"))
+        b.emit(
+            ev.VoteCast(
+                round=r.number, proposal=pid, seat=seat, yes=True, reason=PROPOSER_VOTE_REASON
+            )
+        )
     _maybe_settle(b, pid)
 
 
