@@ -153,7 +153,7 @@ def test_clean_game_verifies_and_explains_every_round(sample, capsys):
     )
     # the proposer's yes is the engine's, not a reason Ann typed
     assert "votes: Ann yes (the proposer's own vote); Bob no ('zebra is a noun'); Dee no" in out
-    assert "Ann voted yes on #1 (the proposer's own vote)" in out and "'proposed it'" not in out
+    assert "Ann voted yes on #2 (the proposer's own vote)" in out and "'proposed it'" not in out
     assert "Ann paused the game" in out
     assert "Running totals: Ann 5, Bob 6, Cy -3, Dee 1" in out
     assert "Winner: Bob" in out
