@@ -65,6 +65,8 @@ CARD_KEYS = {"f1": "help", "f2": "howto", "f3": "results", "f4": "panel"}
 #: apart do nothing: they are the rest of a mistyped sequence, not moves.
 KEYS_PAUSE = 1.0
 CHOOSE_BY = "Type the number of a category, 1-%d, or its name."
+#: Said when a choice typed under a card is held until the categories are seen.
+CHOOSE_SEEN = "Here are the categories: Enter again sends your choice."
 #: A proposal everyone at the table would be barred from voting on is not sent (V1).
 NOBODY_VOTES = (
     "Nobody may vote on that: every player wrote one of the words in question, so it would "
@@ -149,6 +151,12 @@ class Inputs(Prompts):
                 if not text.strip():
                     self.close_card()
                     return True
+                if self._choosing_unseen(text):
+                    # The card hid the categories: show them, and keep the choice for the next
+                    # Enter (seen: the next conjurer chose "1" blind under the round's results).
+                    self.close_card()
+                    self.say("info", CHOOSE_SEEN)
+                    return False
                 if self.overlay.kind != "over" and not text.strip().startswith("/"):
                     self.close_card()  # typing and sending is the next move (a chat is not)
             used = self._submit(text)
@@ -157,6 +165,17 @@ class Inputs(Prompts):
             return isinstance(r, RefusedCleared)
         self._past_warning(before, sent, asked)
         return used
+
+    def _choosing_unseen(self, text: str) -> bool:
+        """A category chosen while a card covers the list of them."""
+        v = self.view
+        return (
+            v is not None
+            and v.phase == "choose"
+            and self.is_conjurer()
+            and not v.paused
+            and not text.strip().startswith("/")
+        )
 
     def _past_warning(
         self, before: tuple[StatusKind, str] | None, sent: int, asked: tuple | None

@@ -73,7 +73,7 @@ async def test_standard_game_every_phase(server, tmp_path):
             # mark
             await ann.wait(phase_is("mark"), what="mark")
             await ann.wait_screen(
-                "Toggle boards 1-3, Enter to confirm (2-4 crystals):",
+                "Toggle boards 1-3, Enter to confirm (2-3 crystals):",
                 "freighter",
                 "hydrogen",
                 "rocket",
@@ -179,7 +179,7 @@ async def test_dark_magic_every_phase_with_a_spectator(server, tmp_path):
             await ann.wait_screen("ocean · locked in")
             # spell words from the others only, then the marks (0-4 allowed)
             await ann.wait(phase_is("mark"), what="mark")
-            await ann.wait_screen("Toggle boards 2-3, Enter to confirm (0-4 crystals):")
+            await ann.wait_screen("Toggle boards 2-3, Enter to confirm (0-2 crystals):")
             await keys(ann, "1")
             await ann.wait_screen("Board 1 (Ann) has no spell word to mark.")
             await keys(ann, "2" + ENTER)

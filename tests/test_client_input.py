@@ -13,7 +13,7 @@ from screencheck import problems
 from test_client_session import Harness, players, spells, view
 
 from conjure.client import screen
-from conjure.client.inputs import HOST_QUITS
+from conjure.client.inputs import CHOOSE_SEEN, HOST_QUITS
 from conjure.client.session import Session
 from conjure.client.statefile import StateDir
 from conjure.client.textfit import cells, shorten, wrap, wrap_items
@@ -414,7 +414,14 @@ def test_the_results_stay_until_closed_or_the_next_move(tmp_path):
     assert not problems(text, 80, 19)
     assert s.submit("/say well played")  # chatting is not a move: the card stays
     assert isinstance(h.sent[-1], SendChat) and s.overlay is not None
-    assert s.submit("2")  # choosing is: the card goes
+    # Choosing is the next move, but the card hides the categories: the first Enter shows them
+    # and keeps the choice (seen: the next conjurer chose "1" blind under the results).
+    sent = len(h.sent)
+    assert s.submit("2") is False  # the line stays
+    assert len(h.sent) == sent and s.overlay is None and s.status == ("info", CHOOSE_SEEN)
+    shown = "\n".join(middle_text(s))
+    assert "1. Vehicle ★" in shown and "Round 1:" not in shown  # the list, not the card
+    assert s.submit("2")
     assert isinstance(h.sent[-1], ChooseCard) and s.overlay is None
     s.key("f3")  # and comes back on a key
     assert s.overlay is not None and s.overlay.round == 1

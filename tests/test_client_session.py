@@ -159,7 +159,7 @@ def test_dark_magic_prompts(tmp_path):
             players=players(0, **spells(Bob="SEA", Cat="FIN", Dan="SALT")),
         )
     )
-    assert s.prompt() == "Toggle boards 2-4, Enter to confirm (0-4 crystals): "
+    assert s.prompt() == "Toggle boards 2-4, Enter to confirm (0-3 crystals): "  # 3 boards
     h.show(view("commit", variant="dark-magic"))
     assert "Waiting for Bob, Cat and Dan to lock in" in s.prompt()
     h2 = Harness(tmp_path / "b", name="Bob")

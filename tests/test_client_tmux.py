@@ -167,7 +167,7 @@ async def test_a_whole_round_in_tmux_with_a_crash_mid_summon(server_process, tmp
             await tmux.wait("Your spell word:")
             tmux.line("freighter")
             await tmux.wait(
-                "Toggle boards 1-3, Enter to confirm (2-4 crystals):", "hydrogen", "rocket"
+                "Toggle boards 1-3, Enter to confirm (2-3 crystals):", "hydrogen", "rocket"
             )
             tmux.type("2")
             tmux.type("3")
