@@ -160,7 +160,8 @@ class GameServer:
                             cfg.heartbeat_interval,
                             cfg.heartbeat_timeout,
                         )
-                        log.info("listening on %s", self.url)
+                        # (debug: ``conjure serve`` prints it in its banner, for people and scripts)
+                        log.debug("listening on %s", self.url)
                         task_status.started(self)
                         await self._stopping.wait()
                         listener.cancel_scope.cancel()

@@ -7,6 +7,7 @@ matches are obvious; the expected points are worked out beside each round.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 
 from gamescripts import DARK, DARK_TOTALS, NAMES, STANDARD, STANDARD_TOTALS, STARS, RoundScript
@@ -118,11 +119,17 @@ def check_log(server, table: list[Client], totals: dict[int, int]) -> None:
         assert c.token is not None and c.token not in raw
 
 
-async def test_standard_game(server):
+async def test_standard_game(server, caplog):
+    caplog.set_level(logging.INFO, logger="conjure.server")
     tables: list = []
     results = await play_game(server.url, "standard", STANDARD, tables)
     check_results(results, STANDARD)
     table = tables[0]
+    # the operator's log says the game ended, as it said it started (it said nothing at the end)
+    gid = table[0].view.game_id
+    said = [r.getMessage() for r in caplog.records]
+    assert any(m.endswith(f"game {gid} started (4 players)") for m in said)
+    assert any(m.endswith(f"game {gid} finished") for m in said)
     for c in table:
         v = c.view
         assert {p.seat: p.score for p in v.players} == STANDARD_TOTALS
