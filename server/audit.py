@@ -582,17 +582,23 @@ def _check_lines(a: Audit) -> list[str]:
         if "reveals" not in k:
             line(
                 True,
-                f"commit-then-reveal{part}: {counted(a.reveals_checked, 'reveal')}, each opens its commitment "
-                "and came after the summon closed; the published words are the revealed ones",
+                f"commit-then-reveal{part}: {counted(a.reveals_checked, 'reveal')}, each opens "
+                "its commitment and came after the summon closed; the published words are the "
+                "revealed ones"
+                if a.reveals_checked
+                else f"commit-then-reveal{part}: no reveal in the log yet, so none to check",
             )
         scored = [r for r in a.rounds if r.recorded is not None and r.void_reason is None]
         void = [r for r in a.rounds if r.void_reason is not None]
         if "scores" not in k and "replay" not in k:
             line(
                 True,
-                f"scores{part}: {counted(len(scored), 'scored round')} recomputed with rules version "
-                f"{a.start.rules_version} agree with the log, case and every player's points"
-                + (f"; {len(void)} void" if void else ""),
+                f"scores{part}: {counted(len(scored), 'scored round')} recomputed with rules "
+                f"version {a.start.rules_version} agree with the log, case and every player's "
+                "points" + (f"; {len(void)} void" if void else "")
+                if scored
+                else f"scores{part}: no scored round in the log yet, so none to check"
+                + (f" ({len(void)} void)" if void else ""),
             )
         if a.ended is not None and "totals" not in k:
             line(True, "final totals and winners: as the rounds add up")

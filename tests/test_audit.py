@@ -910,3 +910,15 @@ def test_logs_and_options_come_in_any_order(night, capsys):
     assert "conjure replay: error: the following arguments are required: LOG" in (
         capsys.readouterr().err
     )
+
+
+def test_a_log_with_nothing_yet_to_check_says_so_plainly(tmp_path, capsys):
+    """Read by a newcomer organizer: "0 reveals, each opens its commitment" and "0 scored rounds
+    recomputed ... agree" on a log cut early."""
+    path = tmp_path / "early.jsonl"
+    write_records(path, as_batches(sample_game().decisions)[:6])  # the start, a few spell words
+    assert main(["replay", str(path), "--no-state-dir"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "commit-then-reveal: no reveal in the log yet, so none to check" in out
+    assert "scores: no scored round in the log yet, so none to check" in out
+    assert "0 reveals" not in out and "0 scored rounds" not in out
