@@ -313,8 +313,9 @@ def _cell(text: str, width: int) -> str:
     return pad(shorten(text, width - 1), width)
 
 
-#: The presence column's width once a game is under way: its usual words and a space.
-PRESENCE_W = len("done ")
+#: The presence column's width once a game is under way: its usual words and two spaces (with
+#: one, "done breakfast" read as a spell word at 80x24).
+PRESENCE_W = len("done  ")
 
 
 def _presence(p: PlayerView, v: View) -> str:
@@ -392,7 +393,7 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
     )
     # Room for "done", "away" or "left" kept from the start: seen at 80x24, the word columns
     # jumped sideways as the first player said they were done.
-    pres_w = max([0 if v.phase == "lobby" else PRESENCE_W] + [cells(c[2]) + 1 for c in cols])
+    pres_w = max([0 if v.phase == "lobby" else PRESENCE_W] + [cells(c[2]) + 2 for c in cols])
     spell_w = max([cells("spell word")] + [cells(c[3]) for c in cols]) + 1
     summon_w = max([cells("summoning word")] + [cells(c[4]) for c in cols]) + 1
     fixed = 3 + pres_w + 2 + score_w

@@ -1251,3 +1251,14 @@ def test_nothing_moves_in_the_header_as_the_phases_change(tmp_path):
         assert len(head) == 80 and "Household appliance ★★" in head, head
         starts.add(tuple(head.index(t) for t in ("round", "conjurer", "Household")))
     assert len(starts) == 1, starts
+
+
+def test_done_is_not_read_as_part_of_a_spell_word(tmp_path):
+    """Seen at 80x24 in the review: "3 Cleo ⚙      done breakfast  ◆ salad ✓"."""
+    h = Harness(tmp_path)
+    words = spells(Ann="moon", Bob="wheel", Cat="breakfast", Dan="engine")
+    h.show(view("review", players=players(0, **{n: {**w, "done": True} for n, w in words.items()})))
+    row = next(
+        screen.plain(r.line) for r in screen.board_rows(h.session, 80) if " Cat" in r.line[0][1]
+    )
+    assert "done  breakfast" in row, row
