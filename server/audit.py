@@ -1027,6 +1027,9 @@ def _copies(game_id: str, held: list[tuple[str, list[str]]]) -> tuple[str, list[
 #: A report line's check word ("  ok    ", "  FAIL  ", "  note  "): its continuation lines go
 #: under the text after it.
 _CHECK = re.compile(r" *(?:ok|note|FAIL|NOT VERIFIED|could not be audited)\b:? *")
+#: A point of a round's explanation ("    +2  1 player matched you"): continued under its text
+#: (continued two columns in, it sat one column left of it).
+_POINT = re.compile(r" *[+-]?\d+  +(?=\S)")
 
 
 def fitted(text: str, width: int | None) -> str:
@@ -1043,7 +1046,7 @@ def fitted(text: str, width: int | None) -> str:
         if len(line) <= width:
             out.append(line)
             continue
-        head = _CHECK.match(line)
+        head = _CHECK.match(line) or _POINT.match(line)
         lead = len(line) - len(line.lstrip(" "))
         hang = " " * max(2, head.end() if head is not None else lead + 2)
         out += textwrap.wrap(

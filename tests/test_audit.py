@@ -90,6 +90,15 @@ def test_a_report_read_in_an_80_column_terminal_is_wrapped_between_words(sample,
     own = [line for line in whole.splitlines() if line and not line.startswith(" ")]
     assert all(o.startswith(f) for f, o in zip(starts, own, strict=True))
     assert fitted(whole, None) == whole
+    # a point's reason goes on under its text, not a column left of it (seen at 80 columns)
+    point = (
+        "          0  matched neither the conjurer nor anyone else, and no crystal: no points [P2]"
+    )
+    first, rest = fitted(point, 80).splitlines()
+    assert first.index("matched") == 13 and rest.startswith(" " * 13) and rest[13] != " "
+    # and the crystals stand in one column, whatever the words' lengths
+    marked = [line for line in whole.splitlines() if line.endswith("◆ crystal")]
+    assert len(marked) > 2 and len({line.index("◆") for line in marked[:2]}) == 1
 
 
 def test_the_replay_command_fits_its_report_to_the_terminal_it_prints_to(sample):

@@ -20,10 +20,12 @@ def explain_round(sheet: RoundSheet[Any], result: RoundResult[Any]) -> list[str]
     name = sheet.name
     width = max((len(name(p)) for p in sheet.players), default=4)
     lines = ["Spell words:"]
+    words = {p: w if (w := sheet.spell.get(p)) is not None else "(none)" for p in sheet.players}
+    # the crystals in one column (ragged after words of different lengths, seen by an organizer)
+    word_w = max((len(w) for p, w in words.items() if p in sheet.marked), default=0)
     for p in sheet.players:
-        w = sheet.spell.get(p)
-        crystal = "  ◆ crystal" if p in sheet.marked else ""
-        lines.append(f"  {name(p):<{width}}  {w if w is not None else '(none)'}{crystal}")
+        w = f"{words[p]:<{word_w}}  ◆ crystal" if p in sheet.marked else words[p]
+        lines.append(f"  {name(p):<{width}}  {w}")
     lines.append("Summoning words:")
     for p in sheet.players:
         w = sheet.summon.get(p)
