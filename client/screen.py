@@ -223,8 +223,21 @@ def header(session: Session, width: int = 80) -> StyleAndTextTuples:
             if remaining < 10:
                 style_right = "class:header class:countdown.low"
     room = width - cells(right) - 1
-    left = _fit_parts(parts, room)
+    # While a card is on the table, what fits is decided as if the phase's name and the clock
+    # were their longest: else the conjurer came and went with the phase (seen by review: at 80
+    # columns "spell words" dropped them where "crystals" kept them).
+    steady = v is not None and v.card is not None and v.phase in _CARD_PHASES and not out
+    reserve = (_CARD_PHASE_W - cells(PHASE_NAMES.get(v.phase, v.phase))) if steady else 0
+    reserve += max(0, _RIGHT_W - cells(right)) if steady else 0
+    left = _fit_parts(parts, room - reserve)
     return [("class:header", " " + left + " " * (room - cells(left))), (style_right, right)]
+
+
+#: The phases in which the header shows the round's card, the longest of their names, and the
+#: widest the header's right end gets (the clock of ten minutes or more, or "paused").
+_CARD_PHASES = ("dark-commit", "spell", "mark", "commit", "reveal", "review")
+_CARD_PHASE_W = max(cells(PHASE_NAMES[p]) for p in _CARD_PHASES)
+_RIGHT_W = max(cells(" ⏸ paused "), cells(" ⏱ 10:00 "))
 
 
 #: The category's place in the header's drop order, and how short its text may become: never
@@ -233,7 +246,7 @@ def header(session: Session, width: int = 80) -> StyleAndTextTuples:
 #: took the conjurer's place, and lost its stars).
 CATEGORY = 2
 _CONJURER = 3
-_CATEGORY_SHORT, _CATEGORY_SHORTEST = 20, 12
+_CATEGORY_SHORT, _CATEGORY_SHORTEST = 16, 12
 
 
 def _fit_parts(

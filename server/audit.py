@@ -22,6 +22,7 @@ unknown rules version, a malformed ``--receipt``). Procedure and examples: docs/
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import shutil
@@ -245,11 +246,16 @@ def _proposal_lines(a: Audit, r: RoundAudit) -> list[str]:
     published = g.round.published or {}
     made = {s.event.proposal: s.record.ts for s in r.steps if isinstance(s.event, ev.ProposalMade)}
     history: dict[int, dict[int, list[bool]]] = {}
+    engines = _engine_votes(r)
+    only_engines: set[tuple[int, int]] = set()  # (proposal, seat) whose one vote is the engine's
     for s in r.steps:
         if isinstance(s.event, ev.VoteCast):
-            history.setdefault(s.event.proposal, {}).setdefault(s.event.seat, []).append(
-                s.event.yes
-            )
+            key = (s.event.proposal, s.event.seat)
+            history.setdefault(key[0], {}).setdefault(key[1], []).append(s.event.yes)
+            if id(s) in engines:
+                only_engines.add(key)
+            else:
+                only_engines.discard(key)
     settled = {
         s.event.proposal: s.event for s in r.steps if isinstance(s.event, ev.ProposalSettled)
     }
@@ -278,7 +284,7 @@ def _proposal_lines(a: Audit, r: RoundAudit) -> list[str]:
             why = p.reasons.get(seat)
             earlier = history.get(p.id, {}).get(seat, [])
             changed = " (changed their vote)" if len(set(earlier)) > 1 else ""
-            said = _vote_reason(why, seat == p.by)
+            said = _vote_reason(why, (p.id, seat) in only_engines)
             votes.append(f"{a.name(seat)} {v}" + (f" ({said})" if said else "") + changed)
         silent = [a.name(s) for s in sorted(p.voters) if s not in p.votes]
         out.append("      votes: " + ("; ".join(votes) if votes else "none"))
@@ -318,10 +324,30 @@ def _commit_lines(a: Audit, r: RoundAudit) -> list[str]:
     return out
 
 
-def _vote_reason(why: str | None, by_proposer: bool) -> str:
+def _engine_votes(r: RoundAudit) -> set[int]:
+    """The ids of the steps that are a proposer's vote cast by proposing: the yes the engine
+    emits right after the proposal, in its batch, with its reason. Only those: a vote the
+    proposer casts later is theirs, whatever its reason says (found by review)."""
+    out: set[int] = set()
+    for before, step in itertools.pairwise(r.steps):
+        e, made = step.event, before.event
+        if (
+            isinstance(e, ev.VoteCast)
+            and isinstance(made, ev.ProposalMade)
+            and (e.proposal, e.seat) == (made.proposal, made.by)
+            and e.yes
+            and e.reason == PROPOSER_VOTE_REASON
+            and before.record.batch > 0
+            and step.record.seq == before.record.seq + 1
+        ):
+            out.add(id(step))
+    return out
+
+
+def _vote_reason(why: str | None, engines: bool) -> str:
     """A vote's reason as the report quotes it; the vote the engine casts for a proposer is
     named as such (it read as a reason the proposer had typed: 'proposed it')."""
-    if why == PROPOSER_VOTE_REASON and by_proposer:
+    if engines:
         return OWN_VOTE
     return repr(why) if why else ""
 
@@ -329,7 +355,7 @@ def _vote_reason(why: str | None, by_proposer: bool) -> str:
 def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
     """Every step of the round in time order, presence and the host's actions included."""
     out = []
-    proposers: dict[int, int] = {}  # proposal -> the seat that made it
+    engines = _engine_votes(r)
     for s in r.steps:
         e = s.event
         at = since(s.record.ts, r.started)
@@ -353,7 +379,6 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
             case ev.PhaseStarted(phase="review"):
                 out.append(f"{at}  the review opened")
             case ev.ProposalMade():
-                proposers[e.proposal] = e.by
                 words = " and ".join(a.name(x) for x in e.seats)
                 what = (
                     f"challenged {words}'s word ({one_line(e.rule or '')})"
@@ -362,7 +387,7 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
                 )
                 out.append(f"{at}  proposal #{e.proposal + 1}: {a.name(e.by)} {what}")
             case ev.VoteCast():
-                said = _vote_reason(e.reason, proposers.get(e.proposal) == e.seat)
+                said = _vote_reason(e.reason, id(s) in engines)
                 why = "" if not said else f" ({said})" if said == OWN_VOTE else f": {shown(said)}"
                 vote = "yes" if e.yes else "no"
                 out.append(f"{at}  {a.name(e.seat)} voted {vote} on #{e.proposal + 1}{why}")
@@ -1049,9 +1074,13 @@ def fitted(text: str, width: int | None) -> str:
         head = _CHECK.match(line) or _POINT.match(line)
         lead = len(line) - len(line.lstrip(" "))
         hang = " " * max(2, head.end() if head is not None else lead + 2)
+        # The line's own indent stays its first line's, even when its first word is longer
+        # than the width (wrapped whole, the indent went and a logged name could begin a
+        # line as a verdict does: found by review).
         out += textwrap.wrap(
-            line,
+            line[lead:],
             width,
+            initial_indent=line[:lead],
             subsequent_indent=hang,
             break_long_words=False,
             break_on_hyphens=False,

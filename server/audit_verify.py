@@ -92,6 +92,9 @@ class Receipt:
     #: The server's key and signature (protocol.receiptsig), for a receipt the server signed.
     key: str | None = None
     sig: str | None = None
+    #: The same position kept signed in the same file: this one then counts only if that
+    #: one's signature does not verify (a game's last receipt is kept twice, signed and not).
+    twin: Receipt | None = None
     #: "" (unsigned), "valid" (by ``key``, which no --server-key named), "server" (by a key
     #: --server-key named), "other-key" (valid, but with --server-key given and not its key: it
     #: counts as unsigned), "invalid" (not ``key``'s signature), "unchecked" (no game known)
@@ -208,8 +211,8 @@ def receipts_from_file(
                 isinstance(newest, Receipt)
                 and isinstance(signed_one, Receipt)
                 and (newest.seq, newest.hash) == (signed_one.seq, signed_one.hash)
-            ):  # one position kept twice (a game's last receipt is signed): one receipt
-                got = []
+            ):  # one position kept twice (a game's last receipt is signed): see _check_receipts
+                newest.twin = signed_one
             got.append(signed_one)
         for r in got:
             if isinstance(r, str):
@@ -627,6 +630,14 @@ def _check_receipts(audit: Audit, server_keys: Sequence[str] = ()) -> None:
     for r in audit.receipts:
         if r.sig is not None:
             _check_signature(audit, r, server_keys)
+    # One position a file kept twice counts once, as its signed copy, unless that copy's
+    # signature fails: then the plain one still speaks (a bad signature hid it: found by review).
+    audit.receipts = [
+        r
+        for r in audit.receipts
+        if r.twin is None or r.twin.signature not in ("valid", "server", "other-key")
+    ]
+    for r in audit.receipts:
         if r.signature == "invalid":
             r.status = "unchecked"
             r.detail = "its signature does not verify"
@@ -665,13 +676,14 @@ def _check_receipts(audit: Audit, server_keys: Sequence[str] = ()) -> None:
             r.status = "beyond-end"
             end = f"ends at seq {last}" if last >= 0 else "holds no complete record"
             r.detail = f"the log's verified part {end}"
-            extra = (
-                " The log ends in a torn tail, which a crash leaves, but a receipt is only sent "
-                f"once its record is on disk: records up to seq {r.seq} were written whole, so "
-                "the end was cut or damaged afterwards, not by a crash."
-                if audit.torn is not None
-                else ""
-            )
+            extra = ""
+            if audit.torn is not None:  # as fact only on the server's word (found by review)
+                sure = "" if by_server else "if the receipt is genuine, "
+                extra = (
+                    " The log ends in a torn tail, which a crash leaves, but a receipt is only "
+                    f"sent once its record is on disk: {sure}records up to seq {r.seq} were "
+                    "written whole, so the end was cut or damaged afterwards, not by a crash."
+                )
             why = (
                 _signed_reading(
                     r,

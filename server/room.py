@@ -1150,8 +1150,8 @@ class Room:
             ):
                 gone.close(REMOVED)
         if self.game.over and self.writer is not None:
-            how = "abandoned" if self.game.abandoned else "finished"
-            log.info("room %s: game %s %s", self.code, self.game.setup.game_id, how)
+            if not self.game.abandoned:  # (an abandoned game has its own line, with why)
+                log.info("room %s: game %s finished", self.code, self.game.setup.game_id)
             self.writer.close()
 
     def _receipt_of(self, seq: int, hash_: str, *, signed: bool = True) -> Receipt:

@@ -931,3 +931,34 @@ def test_a_log_with_nothing_yet_to_check_says_so_plainly(tmp_path, capsys):
     assert "commit-then-reveal: no reveal in the log yet, so none to check" in out
     assert "scores: no scored round in the log yet, so none to check" in out
     assert "0 reveals" not in out and "0 scored rounds" not in out
+
+
+def test_a_proposers_later_vote_is_theirs_whatever_its_reason_says(tmp_path, capsys):
+    """Found by review: a proposer who changed to no, typing 'proposed it', was reported as
+    casting the engine's vote."""
+    from conjure.server.rules import commands as c
+    from tests.auditlogs import SAMPLE_CARDS, RecordingTable
+
+    t = RecordingTable(4, cards=SAMPLE_CARDS)
+    t.choose("Vehicle")
+    t.spell_by({"Ann": "wing", "Bob": "engine", "Cy": "sky", "Dee": "wheel"})
+    t.mark("Ann", "Bob")
+    t.summon({"Ann": "airplane", "Bob": "airplanes", "Cy": "zebra", "Dee": "jet"})
+    t.run(c.Challenge(now=t.now, seat=0, target=2, rule="noun"))
+    t.run(c.Vote(now=t.now, seat=0, proposal=0, yes=False, reason="proposed it"))  # typed
+    write_records(tmp_path / "g.jsonl", as_batches(t.decisions))
+    main(["replay", str(tmp_path / "g.jsonl"), "--no-state-dir"])
+    out = capsys.readouterr().out
+    assert "Ann voted yes on #1 (the proposer's own vote)" in out  # the engine's, on proposing
+    assert "Ann voted no on #1: 'proposed it'" in out  # hers
+    assert "votes: Ann no ('proposed it') (changed their vote)" in out
+
+
+def test_a_wrapped_line_never_starts_at_column_zero():
+    """Found by review: a first word longer than the width lost its line's indent, so a forged
+    log's name could begin a line as a verdict does."""
+    from conjure.server.audit import fitted
+
+    name = "=>_VERIFIED:_everything_above_checks." + "_" * 50
+    wrapped = fitted(f"    {name}  wing  ◆ crystal", 80).splitlines()
+    assert all(w.startswith(" ") for w in wrapped), wrapped

@@ -615,7 +615,7 @@ def test_a_long_category_gives_way_before_the_conjurer_and_keeps_its_stars(
     assert len(head) == 80 and not problems(head, 80, 1, words=[card.text, conjurer])
     assert "round 1/4" in head and "spell words" in head
     assert "Things you would find" in head and "… ★★★ ·" in head  # shortened, the stars whole
-    # the conjurer stays unless keeping them would leave the category under 20 cells
+    # the conjurer stays unless keeping them would leave the category under 16 cells
     assert f"conjurer {conjurer}" in head or len(conjurer) > 20
     # a short category leaves room for the room code too
     h.show(view("spell", turn=1, card=CardView(index=0, text="Animals", stars=3)))
@@ -1262,3 +1262,20 @@ def test_done_is_not_read_as_part_of_a_spell_word(tmp_path):
         screen.plain(r.line) for r in screen.board_rows(h.session, 80) if " Cat" in r.line[0][1]
     )
     assert "done  breakfast" in row, row
+
+
+def test_the_conjurer_does_not_come_and_go_with_the_phase_name(tmp_path):
+    """Found by review: at 80 columns "spell words" dropped the conjurer where "crystals" kept
+    them, and the category jumped 25 columns between phases."""
+    h = Harness(tmp_path)
+    card = CardView(index=0, text="Things found in a kitchen", stars=3)
+    heads = []
+    for phase, kw in (("spell", {"turn": 1}), ("mark", {}), ("commit", {}), ("review", {})):
+        h.show(view(phase, card=card, players=players(0, Ann={"name": "Alexandria"}), **kw))
+        heads.append(screen.plain(screen.header(h.session, 80)))
+    assert all("conjurer Alexandria" in head for head in heads), heads
+    assert len({head.index("Things found") for head in heads}) == 1, heads
+    h.show(view("review", card=card, paused=True, players=players(0, Ann={"name": "Alexandria"})))
+    assert screen.plain(screen.header(h.session, 80)).index("Things found") == heads[0].index(
+        "Things found"
+    )

@@ -176,3 +176,21 @@ async def test_feed_tells_the_story(server):
     assert "All words are revealed:" in text
     assert "Round 1 scored: the conjurer was matched." in text
     assert "The game is over: Ann wins with 9 points." in text
+
+
+async def test_an_abandoned_game_has_one_line_in_the_server_log(start_server, caplog):
+    """Found by review: the game's end and its abandonment each logged a line for one event."""
+    from clienthelpers import wait_until
+
+    from conjure.protocol.messages import InLimits
+
+    caplog.set_level(logging.INFO, logger="conjure.server")
+    server = await start_server(abandon_after=0.5)
+    no_clocks = InLimits(choose=None, spell=None, mark=None, commit=None, reveal=None, review=None)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], RoomSettings(limits=no_clocks)) as t:
+        await t[0].send(m.StartGame())
+        await t[0].wait_view(lambda v: v.round == 1)
+    await wait_until(lambda: not server.rooms, timeout=20, what="the room to close")
+    said = [r.getMessage() for r in caplog.records if ": game " in r.getMessage()]
+    ended = [s for s in said if " abandoned" in s or " finished" in s]
+    assert len(ended) == 1 and "abandoned (no player for" in ended[0], said

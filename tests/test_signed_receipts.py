@@ -524,3 +524,34 @@ def test_a_signed_receipt_in_a_damaged_log_still_says_whose_it_is(tmp_path, caps
     out = " ".join(capsys.readouterr().out.split())
     assert "unchecked: the log is damaged before seq" in out
     assert f"(its signature verifies with {key_text(KEY)[:24]}…)" in out
+
+
+def test_a_bad_signature_on_the_signed_copy_does_not_hide_the_newest(tmp_path, capsys):
+    """Found by review: the plain copy of the same position was dropped before the signed
+    copy's signature was checked, so one changed digit turned 'not on the chain' into
+    'unchecked'."""
+    _, records = _game(tmp_path)
+    last = records[-1]
+    signed = {k: v for k, v in _entry(records, last.seq).items() if k != "game_id"}
+    signed["sig"] = ("0" if signed["sig"][0] != "0" else "1") + signed["sig"][1:]
+    item = {"game_id": read_game_id(records), "seq": last.seq, "hash": last.hash}
+    f = _receipt_file(tmp_path, [item | {"signed": signed}])
+    path = forged(tmp_path / "forged.jsonl", {"wing": "king"})  # rewritten after the game
+    assert replay(str(path), "--receipt", str(f), "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [(r["status"], r.get("signature")) for r in doc["receipts"]] == [
+        ("not-on-chain", None),
+        ("unchecked", "invalid"),
+    ]
+
+
+def test_an_unsigned_receipt_makes_a_torn_tail_a_cut_only_if_genuine(tmp_path, capsys):
+    """Found by review: a made-up unsigned receipt far beyond a crash's torn tail was taken as
+    proof that the end was cut after the game."""
+    path, records = _game(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]) + lines[-1][:30])  # a crash tore the last append
+    entry = {"game_id": read_game_id(records), "seq": 10**6, "hash": "ab" * 32}
+    assert replay(str(path), "--receipt", str(_receipt_file(tmp_path, [entry])), "--json") == 1
+    (problem,) = [p for p in json.loads(capsys.readouterr().out)["problems"] if "beyond" in p]
+    assert "if the receipt is genuine, records up to seq 1000000 were written whole" in problem
