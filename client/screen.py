@@ -226,9 +226,9 @@ def header(session: Session, width: int = 80) -> StyleAndTextTuples:
     # While a card is on the table, what fits is decided as if the phase's name and the clock
     # were their longest: else the conjurer came and went with the phase (seen by review: at 80
     # columns "spell words" dropped them where "crystals" kept them).
-    steady = v is not None and v.card is not None and v.phase in _CARD_PHASES and not out
-    reserve = (_CARD_PHASE_W - cells(PHASE_NAMES.get(v.phase, v.phase))) if steady else 0
-    reserve += max(0, _RIGHT_W - cells(right)) if steady else 0
+    reserve = 0
+    if v is not None and v.card is not None and v.phase in _CARD_PHASES and not out:
+        reserve = _CARD_PHASE_W - cells(PHASE_NAMES[v.phase]) + max(0, _RIGHT_W - cells(right))
     left = _fit_parts(parts, room - reserve)
     return [("class:header", " " + left + " " * (room - cells(left))), (style_right, right)]
 
