@@ -58,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--receipt-key",
         type=Path,
+        metavar="FILE",
         help="the file of the key this server signs receipts with, made on the first start and"
         f" kept (default: {receiptkey.KEY_FILE} in the state directory)",
     )
