@@ -95,6 +95,8 @@ class Receipt:
     #: The same position kept signed in the same file: this one then counts only if that
     #: one's signature does not verify (a game's last receipt is kept twice, signed and not).
     twin: Receipt | None = None
+    #: The file it was read from ("" for a --receipt SEQ:HASH).
+    file: str = ""
     #: "" (unsigned), "valid" (by ``key``, which no --server-key named), "server" (by a key
     #: --server-key named), "other-key" (valid, but with --server-key given and not its key: it
     #: counts as unsigned), "invalid" (not ``key``'s signature), "unchecked" (no game known)
@@ -218,6 +220,7 @@ def receipts_from_file(
             if isinstance(r, str):
                 notes.append(r)
             else:
+                r.file = str(path)
                 found.append(r)
     return found, notes
 
@@ -695,6 +698,19 @@ def _check_receipts(audit: Audit, server_keys: Sequence[str] = ()) -> None:
             )
             audit.fail(
                 "receipts", f"{r.label()} lies beyond the end of the log: {r.detail}.{why}{extra}"
+            )
+    # Receipts kept by several players that agree on a key nobody named: the organizer was
+    # given the key by the server's operator, whose log is what is in question.
+    others: dict[str, set[str]] = {}
+    for r in audit.receipts:
+        if r.signature == "other-key" and r.key:
+            others.setdefault(r.key, set()).add(r.file or r.source)
+    for key, files in sorted(others.items()):
+        if len(files) > 1:
+            audit.notes.append(
+                f"{len(files)} receipt files carry signatures that verify with {short_key(key)}, "
+                "which --server-key did not name: receipts kept by different players agreeing "
+                "on one key suggest the server signed with it; ask why it is not the key given"
             )
     keys = sorted({r.key for r in audit.receipts if r.signature == "valid" and r.key})
     if len(keys) > 1:

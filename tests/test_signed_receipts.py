@@ -555,3 +555,21 @@ def test_an_unsigned_receipt_makes_a_torn_tail_a_cut_only_if_genuine(tmp_path, c
     assert replay(str(path), "--receipt", str(_receipt_file(tmp_path, [entry])), "--json") == 1
     (problem,) = [p for p in json.loads(capsys.readouterr().out)["problems"] if "beyond" in p]
     assert "if the receipt is genuine, records up to seq 1000000 were written whole" in problem
+
+
+def test_players_agreeing_on_a_key_the_operator_did_not_name_is_noted(tmp_path, capsys):
+    """The key given with --server-key comes from the operator, whose log is in question:
+    receipts from several players that agree on another key are worth asking about."""
+    path, records = _game(tmp_path)
+    ann = _receipt_file(tmp_path, [_entry(records, 20, key=OTHER)], "ann.json")
+    bob = _receipt_file(tmp_path, [_entry(records, 30, key=OTHER)], "bob.json")
+    args = ("--receipt", str(ann), "--receipt", str(bob), "--server-key", key_text(KEY))
+    assert replay(str(path), *args, "--json") == 0  # on the chain either way
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any(
+        n.startswith(f"2 receipt files carry signatures that verify with {key_text(OTHER)[:24]}")
+        for n in notes
+    ), notes
+    # one file alone is one player's word: no such note
+    assert replay(str(path), "--receipt", str(ann), "--server-key", key_text(KEY), "--json") == 0
+    assert not any("receipt files carry" in n for n in json.loads(capsys.readouterr().out)["notes"])
