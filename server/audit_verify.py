@@ -42,7 +42,7 @@ from conjure.protocol import events as ev
 from conjure.protocol.commitment import check_reveal
 from conjure.protocol.deck import DeckError, default_deck
 from conjure.protocol.events import RULES_VERSION
-from conjure.protocol.names import BadName, enforce_name, look_alike
+from conjure.protocol.names import BadName, enforce_name, name_key, same_name_key
 from conjure.protocol.receiptsig import verify as verify_signature
 from conjure.protocol.statedir import RECEIPTS_DIR, SECRETS_FILE, receipt_file_name
 from conjure.protocol.text import escape_unshown, is_hex64
@@ -1290,7 +1290,8 @@ def _check_names(audit: Audit, start: ev.GameStarted) -> None:
     enforced form, and no look-alike of a player already seated). Why: a log holding a name the
     server refuses was not written by it as it stands, and such a name (an unshown character,
     "Аnn" beside "Ann") is what a forger uses to pass one player's moves off as another's."""
-    seated: list[str] = []
+    #: each seated name by its keys (the look-alike one and the rules' one), the first kept
+    seated: dict[tuple[str, str], str] = {}
     for p in start.players:
         name = repr(p.name)
         try:
@@ -1307,15 +1308,17 @@ def _check_names(audit: Audit, start: ev.GameStarted) -> None:
                     f"line 1 (seq 0): seat {p.seat}'s name {name} is not as the server stores "
                     f"names: it stores {enforced!r}",
                 )
-        other = look_alike(p.name, seated)
-        if other is not None:
+        keys = (("looks", name_key(p.name)), ("rules", same_name_key(p.name)))
+        other = next((seated[k] for k in keys if k in seated), None)
+        if other is None:
+            seated.update(dict.fromkeys(keys, p.name))
+        else:
             audit.fail(
                 "names",
                 f"line 1 (seq 0): seat {p.seat}'s name {name} can be mistaken for {other!r}, "
                 "seated before it: the server seats no one under a look-alike of another "
                 "player's name",
             )
-        seated.append(p.name)
 
 
 # ---------------------------------------------------------------------------------------------

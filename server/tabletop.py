@@ -18,6 +18,7 @@ from typing import Any
 
 from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
 from conjure.protocol.house import canonical
+from conjure.protocol.names import same_name_key
 from conjure.protocol.wording import stars
 from conjure.protocol.words import validate_written
 from conjure.server.house import add_house_argument, house_json, house_round_lines
@@ -93,7 +94,7 @@ def parse_sheet(doc: dict[str, Any], path: str = "sheet") -> Sheet:
         raise SheetError(
             "players", f"a round has {MIN_PLAYERS} to {MAX_PLAYERS} players, not {len(players)}"
         )
-    if len({p.casefold() for p in players}) != len(players):
+    if len({same_name_key(p) for p in players}) != len(players):
         raise SheetError("players", "names must be different")
     conjurer = doc.get("conjurer")
     if conjurer not in players:

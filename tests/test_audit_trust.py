@@ -108,6 +108,8 @@ def test_a_logged_word_cannot_print_a_verdict_either(tmp_path, capsys):
     [
         ({1: "\u0410nn"}, "can be mistaken for 'Ann', seated before it"),  # Cyrillic А
         ({3: "B0b"}, "can be mistaken for 'Bob', seated before it"),
+        ({1: "Ann"}, "can be mistaken for 'Ann', seated before it"),  # the very same name
+        ({1: "Strauß", 2: "Strauss"}, "can be mistaken for 'Strauß', seated before it"),  # ß: ss
         ({1: "Bob\u200b"}, "is one the server refuses: Names cannot hold"),
         ({2: "\u2800"}, "is one the server refuses"),
         ({2: "Cy  Young"}, "is not as the server stores names: it stores 'Cy Young'"),

@@ -18,6 +18,7 @@ from conjure.protocol.deal import combined_seed, commitment_of, seeded_deal
 from conjure.protocol.errors import Refusal
 from conjure.protocol.events import RULE_TEXT, RULES_VERSION, is_rule
 from conjure.protocol.house import UnknownHouseRule, canonical
+from conjure.protocol.names import same_name_key
 from conjure.protocol.text import is_hex64
 from conjure.protocol.words import same_word, validate_written
 from conjure.server.rules import commands as cmd
@@ -301,7 +302,7 @@ def _start(b: _Builder, c: cmd.StartGame) -> None:
         )
     if [p.seat for p in c.setup.players] != list(range(n)):
         raise Refusal("bad_seats", "Seats must be numbered 0..n-1 in order.")
-    if len({p.name.casefold() for p in c.setup.players}) != n:
+    if len({same_name_key(p.name) for p in c.setup.players}) != n:
         raise Refusal("name_taken", "Every player needs a different name.")
     if len({p.colour for p in c.setup.players}) != n or any(
         p.colour not in ev.COLOURS for p in c.setup.players

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from conjure.protocol import events as ev
 from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS
 from conjure.protocol.events import AUDITABLE_RULES, COLOURS, RULE_TEXT, RULES_VERSION
+from conjure.protocol.names import same_name_key
 from conjure.protocol.text import is_hex64
 from conjure.protocol.words import validate_written
 from conjure.server.rules.decide import MAX_PROPOSALS_PER_PLAYER
@@ -119,7 +120,7 @@ def _check_start(e: ev.GameStarted) -> None:
         raise _Illegal(f"{n} players; a game has {MIN_PLAYERS} to {MAX_PLAYERS}")
     if [p.seat for p in e.players] != list(range(n)):
         raise _Illegal(f"the players' seats are not 0 to {n - 1} in order")
-    if len({p.name.casefold() for p in e.players}) != n:
+    if len({same_name_key(p.name) for p in e.players}) != n:
         raise _Illegal("two players have the same name")
     if len({p.colour for p in e.players}) != n or any(p.colour not in COLOURS for p in e.players):
         raise _Illegal("the board colours are not different colours of the game")
