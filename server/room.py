@@ -68,7 +68,7 @@ from conjure.server.members import Members, Roster
 from conjure.server.patching import Frames, public_doc
 from conjure.server.roomio import GameLog, LogStore, Viewer
 from conjure.server.rules import commands as cmd
-from conjure.server.rules.decide import decide_and_fold
+from conjure.server.rules.decide import decide, decide_and_fold
 from conjure.server.rules.state import Game
 from conjure.server.views import Table, ViewCache, update_frames
 
@@ -786,8 +786,13 @@ class Room:
                 "deck_too_small",
                 f"The deck has {len(deck)} card(s); {n} players need at least {n}.",
             )
-        seed = secrets.token_hex(32)
         now = self.config.clock()
+        # What the engine would refuse is refused now, before the table is told of a deal: the
+        # lobby's checks and the engine's must never disagree after the shuffle has begun.
+        trial = decide(None, cmd.StartGame(now=now, setup=self._setup(tuple(deck[:n]), None)))
+        if isinstance(trial, Refusal):
+            raise trial
+        seed = secrets.token_hex(32)
         waiting = {i for i, s in enumerate(lobby.seats) if s.id in self.conns}
         self._dealing = Dealing(
             server_seed=seed,
@@ -826,27 +831,17 @@ class Room:
         except Refusal as e:
             d.host.send(m.error(code=e.code, message=e.message, ref="start_game"))
 
-    async def _begin(self, d: Dealing) -> None:
+    def _setup(self, cards: tuple[Card, ...], deal: DealRecord | None) -> GameSetup:
+        """The game the lobby as it stands would start, with these cards."""
         lobby = self._lobby_only()
         settings = lobby.settings
-        players = lobby.players()
         host = lobby.host
         assert host is not None
-        n = len(players)
-        record = DealRecord(
-            commitment=d.commitment,
-            server_seed=d.server_seed,
-            contributions=dict(sorted(d.contributions.items())),
-            deck=d.deck,
-        )
-        cards = seeded_deal(d.deck, n, combined_seed(d.server_seed, record.contributions, n))
-        now = self.config.clock()
-        game_id = new_game_id()
-        setup = GameSetup(
-            game_id=game_id,
+        return GameSetup(
+            game_id=new_game_id(),
             room=self.code,
             variant=settings.variant,
-            players=players,
+            players=lobby.players(),
             host=host,
             cards=cards,
             limits=scaled(settings.limits, self.config.limit_scale),
@@ -855,9 +850,24 @@ class Room:
             private=self.password is not None,
             words=word_fingerprint(),
             house_rules=tuple(settings.house_rules),
-            deal=record,
+            deal=deal,
             log_format=LOG_FORMAT,
         )
+
+    async def _begin(self, d: Dealing) -> None:
+        lobby = self._lobby_only()
+        n = len(lobby.seats)
+        record = DealRecord(
+            commitment=d.commitment,
+            server_seed=d.server_seed,
+            contributions=dict(sorted(d.contributions.items())),
+            deck=d.deck,
+        )
+        cards = seeded_deal(d.deck, n, combined_seed(d.server_seed, record.contributions, n))
+        now = self.config.clock()
+        setup = self._setup(cards, record)
+        game_id = setup.game_id
+        players = setup.players
         start = cmd.StartGame(now=now, setup=setup)
         decided = decide_and_fold(None, start)
         if isinstance(decided, Refusal):

@@ -42,7 +42,7 @@ from conjure.server.connection import (
 )
 from conjure.server.gate import AddressBook, Bucket
 from conjure.server.listener import Admitted, GuardedListener
-from conjure.server.lobby import new_room_code
+from conjure.server.lobby import clean_name, clean_settings, new_room_code
 from conjure.server.netinfo import url_host
 from conjure.server.recovery import LoadReport, Resumed, load_replays
 from conjure.server.room import Detached, Request, Room, Stop, msg_tag
@@ -204,7 +204,7 @@ class GameServer:
         self._rooms_nursery.start_soon(room.run)
         log.info("room %s: resumed game %s from its log", code, resumed.game.setup.game_id)
 
-    def _new_room(self, conn: Connection) -> Room:
+    def _new_room(self, conn: Connection, msg: m.CreateRoom) -> Room:
         if self._stopping.is_set():
             raise Refusal("shutting_down", "The server is shutting down.")
         if len(self.rooms) >= self.config.max_rooms:
@@ -212,6 +212,10 @@ class GameServer:
                 conn.remote, "server_full", "This server has too many rooms open; try later."
             )
         self.book.check_create_room(conn.remote)
+        # What the new room would refuse is refused here: a refused create makes no room, so it
+        # counts against nobody's room rate and logs no room.
+        clean_name(msg.name)
+        clean_settings(msg.settings)
         code = new_room_code(self.rooms)
         room = Room(code, self.config, self._room_closed, store=self.store, creator=conn.remote)
         self.book.room_created(conn.remote)
@@ -531,7 +535,7 @@ class GameServer:
             case m.CreateRoom():
                 if conn.room is not None:
                     raise Refusal("already_in_room", "Leave your room first.")
-                return self._new_room(conn)
+                return self._new_room(conn, msg)
             case m.JoinRoom() | m.ResumeSeat() | m.Watch():
                 code = msg.room.upper()
                 if conn.room is not None and conn.room.code != code:

@@ -14,7 +14,7 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from wsclient import open_client
+from wsclient import open_client, open_table, start_game
 
 from conjure.client.session import Session
 from conjure.client.statefile import StateDir
@@ -40,6 +40,7 @@ from conjure.protocol.text import (
     unshown_problem,
 )
 from conjure.protocol.words import validate_written
+from conjure.server import lobby as lobby_module
 from conjure.server.lobby import Lobby
 
 # ---------------------------------------------------------------------------- protocol.text
@@ -308,6 +309,51 @@ async def test_look_alike_names_are_refused_and_the_room_is_unchanged(server) ->
         await bob.join(code)
         v = await ann.wait_view(lambda v: len(v.players) == 2)
         assert [p.name for p in v.players] == ["Ann", "Bob"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("Strauß", "Strauss"),  # ß case folds to ss
+        ("Σίσυφος", "Σίσυφοσ"),  # the final sigma case folds to σ
+        ("ᏣᎳᎩ", "ꮳꮃꭹ"),  # Cherokee capitals and their small letters
+    ],
+)
+async def test_names_the_rules_take_for_one_are_refused_at_the_door(server, first, second):
+    """The rules engine refuses a game whose players' names are one name once case folded; the
+    lobby seated such a pair, and the room's every start then failed after the deal opened."""
+    assert look_alike(second, ["Bob", first]) == first
+    async with open_table(server.url, [first, "Bob", "Cy"]) as table:
+        (code,) = server.rooms
+        async with open_client(server.url, second) as late:
+            await late.send(m.JoinRoom(room=code, name=second))
+            err = await late.expect_error("name_taken")
+            assert err.message == f"{second} looks like {first}, who is already here."
+        assert [s.name for s in server.rooms[code].lobby.seats] == [first, "Bob", "Cy"]
+        await start_game(table)
+
+
+async def test_a_start_the_engine_would_refuse_is_refused_before_the_deal_opens(
+    server, monkeypatch
+) -> None:
+    """Should the lobby's checks ever let in what the engine refuses (here: the look-alike check
+    switched off), the host's start is refused at once and nobody is told of a deal."""
+    monkeypatch.setattr(lobby_module, "look_alike", lambda name, others: None)
+    async with open_table(server.url, ["Strauß", "Bob", "Strauss"]) as table:
+        (code,) = server.rooms
+        await table[0].send(m.StartGame())
+        err = await table[0].expect_error("name_taken")
+        assert err.message == "Every player needs a different name."
+        await table[1].send(m.SendChat(text="still here"))
+        for c in table:
+            await c.recv_until(lambda x: isinstance(x, m.Chat))
+            assert not any(isinstance(x, m.DealOpen) for x in c.received)
+            assert c.view is not None and c.view.phase == "lobby"
+            told = [
+                line for x in c.received if isinstance(x, m.Update | m.Patch) for line in x.feed
+            ]
+            assert not any("Dealing" in line for line in told), told
+        assert server.rooms[code].lobby is not None
 
 
 async def test_chat_with_formatting_characters_reaches_nobody(server) -> None:

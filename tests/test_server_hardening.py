@@ -19,6 +19,7 @@ import pytest
 import trio
 
 from conjure.protocol import messages as m
+from conjure.protocol.deck import Card
 from conjure.protocol.events import event_from_record
 from conjure.protocol.messages import InLimits, RoomSettings
 from conjure.server.logformat import read_log
@@ -425,6 +426,31 @@ async def test_room_creation_is_rate_limited_per_address(start_server):
     assert got == ["seated"] * 3 + ["room_rate"] * 3
     async with open_client(server.url, "Hana", source=HONEST) as hana:
         assert await hana.create(RoomSettings())
+
+
+async def test_a_refused_create_room_makes_no_room_and_spends_no_room_rate(start_server, caplog):
+    """A name or settings the new room would refuse are refused before a room is made: a
+    refused create changes nothing, so three of them leave the address's whole room rate."""
+    server = await start_server(rooms_per_minute=3, max_rooms_per_address=100)
+    twice = [Card(text="Birds", stars=1), Card(text="birds", stars=1)]
+    async with open_client(server.url, "x", source=ATTACKER) as c:
+        for bad, code in (
+            (m.CreateRoom(name="\u3164"), "bad_name"),  # HANGUL FILLER
+            (m.CreateRoom(name="A\u2800B"), "bad_name"),  # a blank-looking character
+            (m.CreateRoom(name="Ann", settings=RoomSettings(custom_cards=twice)), "bad_settings"),
+        ):
+            with caplog.at_level(logging.INFO, logger="conjure"):
+                await c.send(bad)
+                await c.expect_error(code)
+            assert server.rooms == {}
+            assert "created by" not in caplog.text
+    got = []
+    for i in range(4):
+        async with open_client(server.url, f"r{i}", source=ATTACKER) as c:
+            await c.send(m.CreateRoom(name=f"r{i}", settings=RoomSettings()))
+            msg = await c.recv_until(lambda x: isinstance(x, m.Seated | m.Error))
+            got.append(msg.code if isinstance(msg, m.Error) else "seated")
+    assert got == ["seated"] * 3 + ["room_rate"]
 
 
 async def test_server_wide_room_cap(start_server):
