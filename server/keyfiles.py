@@ -26,14 +26,43 @@ class KeyFileError(Exception):
     """A kept key file that cannot be used; the message is a sentence for the host."""
 
 
+#: The most bytes a kept file (a key, a certificate chain) is read to: far more than any holds.
+KEPT_FILE_MOST = 1 << 20
+
+
+class NotKeptFile(ValueError):
+    """A path that holds no file the server could have kept: not a regular file, or too big."""
+
+
+def read_kept(path: Path, most: int = KEPT_FILE_MOST) -> tuple[bytes, int]:
+    """A kept file's bytes and its permission bits, read only if it is a regular file of at
+    most ``most`` bytes (NotKeptFile otherwise): a FIFO there would hang the start, and
+    ``/dev/zero`` would fill the memory. OSError as ``open`` raises it."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotKeptFile(f"{path} is not a regular file")
+        if st.st_size > most:
+            raise NotKeptFile(f"{path} is {st.st_size:,} bytes, too big for what it should hold")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(most + 1)
+    finally:
+        os.close(fd)
+    if len(data) > most:
+        raise NotKeptFile(f"{path} grew past {most:,} bytes while it was read")
+    return data, stat.S_IMODE(st.st_mode)
+
+
 def load_kept_key(path: Path, fix: str) -> PrivateKeyTypes:
     """The private key kept in ``path`` (unencrypted PEM, readable by its owner alone), or
     KeyFileError saying why not and ``fix``; FileNotFoundError when there is no such file."""
     try:
-        data = path.read_bytes()
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+        data, mode = read_kept(path)
     except FileNotFoundError:
         raise
+    except NotKeptFile as exc:
+        raise KeyFileError(f"{exc}; {fix}") from exc
     except OSError as exc:
         raise KeyFileError(f"cannot read {path}: {reason(exc)}; {fix}") from exc
     try:

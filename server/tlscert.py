@@ -32,7 +32,14 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from conjure.protocol.fingerprint import fingerprint
 from conjure.protocol.statedir import default_state_dir
-from conjure.server.keyfiles import KeyFileError, load_kept_key, reason, write_new
+from conjure.server.keyfiles import (
+    KeyFileError,
+    NotKeptFile,
+    load_kept_key,
+    read_kept,
+    reason,
+    write_new,
+)
 from conjure.server.netinfo import addresses_for
 
 CERT_FILE = "cert.pem"
@@ -97,7 +104,9 @@ def self_signed(
 def fingerprint_of(cert_file: Path) -> str:
     """The fingerprint of the first certificate in a PEM file (the server's own, in a chain)."""
     try:
-        data = cert_file.read_bytes()
+        data, _ = read_kept(cert_file)
+    except NotKeptFile as exc:
+        raise TlsCertError(str(exc)) from exc
     except OSError as exc:
         raise TlsCertError(f"cannot read {cert_file}: {reason(exc)}") from exc
     try:
@@ -121,7 +130,9 @@ def _load(cert_path: Path, key_path: Path) -> ServerCertificate:
             other = key_path if path is cert_path else cert_path
             raise TlsCertError(f"{other} is there but {path.name} is missing; {fix}")
     try:
-        cert_pem = cert_path.read_bytes()
+        cert_pem, _ = read_kept(cert_path)
+    except NotKeptFile as exc:
+        raise TlsCertError(f"{exc}; {fix}") from exc
     except OSError as exc:
         raise TlsCertError(
             f"cannot read the certificate in {cert_path.parent}: {reason(exc)}; {fix}"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from gamescripts import STANDARD
+from hangguard import no_longer_than
 from test_client_session import view
 from test_server_game import play_game
 from wsclient import open_table, start_game
@@ -433,13 +434,35 @@ def test_a_key_file_that_cannot_be_used_is_refused_and_left_alone(tmp_path, cont
 def test_a_key_path_that_is_a_folder_or_a_dangling_link_is_refused(tmp_path):
     folder = tmp_path / "k"
     folder.mkdir()
-    with pytest.raises(receiptkey.ReceiptKeyError, match=r"cannot read .*Is a directory"):
+    with pytest.raises(receiptkey.ReceiptKeyError, match=r"k is not a regular file"):
         receiptkey.load_or_make(folder)
     link = tmp_path / "link.pem"
     link.symlink_to(tmp_path / "nowhere" / "key.pem")
     with pytest.raises(receiptkey.ReceiptKeyError):
         receiptkey.load_or_make(link)
     assert link.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "huge"])
+def test_a_key_path_that_is_no_file_a_key_is_kept_in_is_refused_at_once(tmp_path, kind):
+    """Found by review: the key was read whole, so a FIFO there hung the start (and a link to
+    ``/dev/zero`` would fill the memory). Now only a regular file of a key's size is read."""
+    path = tmp_path / "receipt-key.pem"
+    if kind == "fifo":
+        os.mkfifo(path, 0o600)
+        words = "is not a regular file"
+    else:
+        with path.open("wb") as f:
+            f.truncate(1 << 30)  # sparse: a gigabyte of nothing, on no disk
+        path.chmod(0o600)
+        words = "too big"
+
+    with (
+        no_longer_than(5, "reading the key"),
+        pytest.raises(receiptkey.ReceiptKeyError, match=words),
+    ):
+        receiptkey.load_or_make(path)
+    assert path.is_fifo() if kind == "fifo" else path.stat().st_size == 1 << 30
 
 
 def test_a_key_file_of_a_kind_the_library_cannot_read_is_a_sentence_and_exit_2(tmp_path, capsys):

@@ -28,6 +28,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from hangguard import no_longer_than
 from polling import poll_until
 
 from conjure.client import wire
@@ -133,6 +134,17 @@ def test_a_damaged_certificate_is_refused_and_left_byte_for_byte(tmp_path, damag
     assert str(where) in sentence
     assert "move the files" in sentence
     assert {p.name: p.read_bytes() for p in where.iterdir()} == before
+
+
+def test_a_certificate_path_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    made = tlscert.self_signed(tmp_path / "server-tls")
+    made.cert.unlink()
+    os.mkfifo(made.cert)
+    with no_longer_than(5, "loading the certificate"):
+        with pytest.raises(tlscert.TlsCertError, match="is not a regular file"):
+            tlscert.self_signed(tmp_path / "server-tls")
+        with pytest.raises(tlscert.TlsCertError, match="is not a regular file"):
+            tlscert.fingerprint_of(made.cert)
 
 
 def test_a_key_other_users_can_read_is_refused(tmp_path):
