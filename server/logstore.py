@@ -18,6 +18,7 @@ other logs' appends (``server.groupsync``).
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import math
@@ -358,6 +359,23 @@ async def open_writer(path: str | os.PathLike[str], records: Sequence[LogRecord]
 # Reading and recovery
 
 
+def _room_for_tail(path: Path, size: int) -> None:
+    """OSError (ENOSPC) when saving ``size`` bytes would take more than half the free space.
+
+    Why: a tail is copied byte for byte, holes of a sparse file included, so a planted file's
+    tail of "nothing" could fill the disk the other games write to. A crash's tail is one write
+    of the server's, far smaller than that; a tail that big is left where it is (the log with it).
+    """
+    st = os.statvfs(path.parent)
+    free = st.f_bavail * st.f_frsize
+    if size > free // 2:
+        raise OSError(
+            errno.ENOSPC,
+            f"keeping its {size:,}-byte torn tail would take more than half the disk's free "
+            f"space ({free:,} bytes); the log is left as it is",
+        )
+
+
 def _create_torn_file(path: Path) -> tuple[Path, int]:
     """``<log>.torn``, or ``<log>.torn.1``, ``.torn.2``... : never overwrite earlier evidence."""
     n = 0
@@ -393,6 +411,7 @@ def _move_aside(fd: int, path: Path, start: int, end: int, sha256: str | None) -
     copy fails (a full disk), the partial ``.torn`` file is removed and the error raised, with the
     log untouched. The caller holds the log's lock.
     """
+    _room_for_tail(path, end - start)
     if sha256 is not None and _hash_range(fd, start, end) != sha256:
         raise LogError(f"{path}: changed since it was read; read it again")
     torn_path, tfd = _create_torn_file(path)

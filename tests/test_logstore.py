@@ -606,6 +606,32 @@ def test_recover_numbers_torn_files_and_checks_for_changes(log_path: Path) -> No
     assert log_path.read_bytes() == BLOB + b"{y"
 
 
+def test_a_tail_too_big_for_the_free_space_is_left_where_it_is(log_path: Path, monkeypatch) -> None:
+    """Found by review: a planted log's sparse tail of "nothing" was copied byte for byte, so a
+    file taking no space could fill the disk. A tail that would take more than half the free
+    space is not saved: the log is left as it is, and no ``.torn`` file is made."""
+    tail = b"\x00" * 5000
+    log_path.write_bytes(BLOB + tail)
+    result = read_log(log_path)
+    real = os.statvfs
+
+    def nearly_full(where: object) -> os.statvfs_result:
+        st = real(where)  # type: ignore[arg-type]
+        fields = list(st)
+        fields[4] = 9999 // st.f_frsize  # f_bavail: under 10 KB left to users
+        return os.statvfs_result(fields)
+
+    monkeypatch.setattr(os, "statvfs", nearly_full)
+    with pytest.raises(OSError, match="more than half the disk's free space") as caught:
+        recover_torn_tail(log_path, result)
+    assert caught.value.errno == errno.ENOSPC
+    assert log_path.read_bytes() == BLOB + tail
+    assert [p.name for p in log_path.parent.iterdir()] == [log_path.name]
+    monkeypatch.setattr(os, "statvfs", real)
+    torn = recover_torn_tail(log_path, result)
+    assert torn is not None and torn.read_bytes() == tail and log_path.read_bytes() == BLOB
+
+
 # --- reading: incomplete batches ---------------------------------------------------------------
 
 
