@@ -8,23 +8,18 @@ start and end stay readable ("supercal…ocious").
 
 from __future__ import annotations
 
-from prompt_toolkit.utils import get_cwidth
+from conjure.protocol.cells import cells, char_cells
 
 ELLIPSIS = "…"
 #: A space :func:`wrap` never breaks at ("review 120s" stays on one line).
 NO_BREAK = "\u00a0"
 
 
-def cells(text: str) -> int:
-    """The width of ``text`` on a terminal (wide characters count double)."""
-    return sum(max(get_cwidth(ch), 0) for ch in text)
-
-
 def _head(text: str, width: int) -> str:
     """The longest start of ``text`` that fits ``width`` cells."""
     out, used = [], 0
     for ch in text:
-        w = max(get_cwidth(ch), 0)
+        w = char_cells(ch)
         if used + w > width:
             break
         out.append(ch)

@@ -27,12 +27,12 @@ import json
 import re
 import shutil
 import sys
-import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from conjure.protocol import events as ev
+from conjure.protocol.cells import cells, ljust, wrap_words
 from conjure.protocol.events import RULE_TEXT
 from conjure.protocol.house import canonical
 from conjure.protocol.receiptsig import is_key
@@ -206,8 +206,8 @@ def summary(a: Audit, step: Step) -> str:
 
 
 def event_lines(a: Audit, steps: list[Step]) -> list[str]:
-    width = max((len(one_line(s.record.type)) for s in steps), default=10)
-    who = max((len(_actor(a, s.event)) for s in steps), default=1)
+    width = max((cells(one_line(s.record.type)) for s in steps), default=10)
+    who = max((cells(_actor(a, s.event)) for s in steps), default=1)
     day = ""
     out = []
     for s in steps:
@@ -217,8 +217,8 @@ def event_lines(a: Audit, steps: list[Step]) -> list[str]:
             out.append(f"-- {day} (UTC)")
         stamp = t.strftime("%H:%M:%S.") + f"{t.microsecond // 1000:03d}"
         out.append(
-            f"{s.record.seq:>5}  {stamp}  {one_line(s.record.type):<{width}}  "
-            f"{_actor(a, s.event):<{who}}  {summary(a, s)}"
+            f"{s.record.seq:>5}  {stamp}  {ljust(one_line(s.record.type), width)}  "
+            f"{ljust(_actor(a, s.event), who)}  {summary(a, s)}"
         )
     return out
 
@@ -296,7 +296,7 @@ def _proposal_lines(a: Audit, r: RoundAudit) -> list[str]:
 def _commit_lines(a: Audit, r: RoundAudit) -> list[str]:
     if not r.commits:
         return []
-    width = max(len(a.name(s)) for s in r.commits)
+    width = max(cells(a.name(s)) for s in r.commits)
     out = ["Commit-then-reveal (times from the round start):"]
     for seat in sorted(r.commits):
         c = r.commits[seat]
@@ -320,7 +320,7 @@ def _commit_lines(a: Audit, r: RoundAudit) -> list[str]:
             parts.append("never revealed")
         else:
             parts.append("not revealed when the log ends")
-        out.append(f"  {a.name(seat):<{width}}  " + ", ".join(parts))
+        out.append(f"  {ljust(a.name(seat), width)}  " + ", ".join(parts))
     return out
 
 
@@ -703,14 +703,14 @@ def render_text(
         out.append("")
         final = a.finished
         out.append("Final totals (recomputed):" if final else "Totals so far (recomputed):")
-        width = max(len(a.name(p.seat)) for p in s.players)
+        width = max(cells(a.name(p.seat)) for p in s.players)
         # By rank: the highest total first; a tie shares its rank (T6).
         ranked = sorted(s.players, key=lambda p: (-a.totals.get(p.seat, 0), p.seat))
         for p in ranked:
             total = a.totals.get(p.seat, 0)
             rank = 1 + sum(1 for q in s.players if a.totals.get(q.seat, 0) > total)
             gone = " (removed from the game)" if a.state and p.seat in a.state.kicked else ""
-            out.append(f"  {rank}. {a.name(p.seat):<{width}}  {total:>4}{gone}")
+            out.append(f"  {rank}. {ljust(a.name(p.seat), width)}  {total:>4}{gone}")
         if s.house_rules:
             official: dict[int, int] = {p.seat: 0 for p in s.players}
             for r in a.rounds:
@@ -1068,7 +1068,7 @@ def fitted(text: str, width: int | None) -> str:
         return text
     out: list[str] = []
     for line in text.split("\n"):
-        if len(line) <= width:
+        if cells(line) <= width:  # in cells: an emoji in a name takes two (seen at 80 columns)
             out.append(line)
             continue
         head = _CHECK.match(line) or _POINT.match(line)
@@ -1077,15 +1077,7 @@ def fitted(text: str, width: int | None) -> str:
         # The line's own indent stays its first line's, even when its first word is longer
         # than the width (wrapped whole, the indent went and a logged name could begin a
         # line as a verdict does: found by review).
-        out += textwrap.wrap(
-            line[lead:],
-            width,
-            initial_indent=line[:lead],
-            subsequent_indent=hang,
-            break_long_words=False,
-            break_on_hyphens=False,
-            drop_whitespace=True,
-        ) or [line]
+        out += wrap_words(line[lead:], width, line[:lead], hang)
     return "\n".join(out)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from conjure.protocol.cells import cells, ljust
 from conjure.protocol.house import HOUSE_RULES, UnknownHouseRule, canonical, parse_house_rules
 from conjure.protocol.wording import signed
 from conjure.server.rules.explain import result_json
@@ -68,12 +69,12 @@ def house_title(rules: Iterable[str]) -> str:
 
 def _table(rows: Sequence[tuple[str, int, int]], *, sign: bool) -> list[str]:
     """``name  official  house  difference`` rows, aligned."""
-    width = max((len(n) for n, _, _ in rows), default=4)
+    width = max((cells(n) for n, _, _ in rows), default=4)
     fmt = signed if sign else str
     out = [f"{'':<{width}}  {'official':>8}  {'house':>6}  {'difference':>10}"]
     for n, official, house in rows:
         out.append(
-            f"{n:<{width}}  {fmt(official):>8}  {fmt(house):>6}  {signed(house - official):>10}"
+            f"{ljust(n, width)}  {fmt(official):>8}  {fmt(house):>6}  {signed(house - official):>10}"
         )
     return out
 
@@ -87,7 +88,7 @@ def house_round_lines(
     rows = [(sheet.name(p), official.scores[p], house.scores[p]) for p in sheet.players]
     table = _table(rows, sign=True)
     out.append(f"  {table[0]}")
-    width = max(len(sheet.name(p)) for p in sheet.players)
+    width = max(cells(sheet.name(p)) for p in sheet.players)
     for p, line in zip(sheet.players, table[1:], strict=True):
         out.append(f"  {line}")
         for pt in house.reasons.get(p, []):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,26 @@ def run_json(capsys, *args: str) -> tuple[int, dict]:
 
 # ---------------------------------------------------------------------------------------------
 # The report in a terminal
+
+
+def test_a_name_with_an_emoji_keeps_the_reports_columns_and_its_80_columns(tmp_path, capsys):
+    """A newcomer's "Émilie🙂" (the emoji takes two cells): the report wrapped lines one cell
+    past 80, so the terminal broke them mid-word, and every table of names was one column out."""
+    from conjure.protocol.cells import cells
+    from conjure.server.audit import fitted
+    from tests.test_audit_trust import renamed
+
+    path = renamed(tmp_path / "g.jsonl", {0: "Émilie🙂", 2: "李小龍"})
+    assert replay(str(path), "--no-state-dir") == 0
+    fit = fitted(capsys.readouterr().out, 80)
+    assert "Émilie🙂" in fit and "李小龍" in fit
+    for line in fit.splitlines():
+        assert cells(line) <= 80 or " " not in line.strip(), line
+    rows = [x for x in fit.splitlines() if x.startswith("    ") and " committed +" in x]
+    assert len(rows) >= 8  # the commit-then-reveal tables: "committed" in one column
+    assert len({cells(x[: x.index(" committed +")]) for x in rows}) == 1, rows
+    totals = [x for x in fit.splitlines() if re.match(r"  \d\. \S", x)]
+    assert len(totals) == 4 and len({cells(x.rstrip()) for x in totals}) == 1, totals
 
 
 def test_a_report_read_in_an_80_column_terminal_is_wrapped_between_words(sample, capsys):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from conjure.protocol.cells import cells, ljust
 from conjure.protocol.wording import signed
 from conjure.server.rules.scoring import P, RoundResult, RoundSheet
 
@@ -18,26 +19,26 @@ CASE_TEXT = {
 def explain_round(sheet: RoundSheet[Any], result: RoundResult[Any]) -> list[str]:
     """The words as written and compared, checks, the case and every point with its ruling."""
     name = sheet.name
-    width = max((len(name(p)) for p in sheet.players), default=4)
+    width = max((cells(name(p)) for p in sheet.players), default=4)
     lines = ["Spell words:"]
     words = {p: w if (w := sheet.spell.get(p)) is not None else "(none)" for p in sheet.players}
     # the crystals in one column (ragged after words of different lengths, seen by an organizer)
-    word_w = max((len(w) for p, w in words.items() if p in sheet.marked), default=0)
+    word_w = max((cells(w) for p, w in words.items() if p in sheet.marked), default=0)
     for p in sheet.players:
-        w = f"{words[p]:<{word_w}}  ◆ crystal" if p in sheet.marked else words[p]
-        lines.append(f"  {name(p):<{width}}  {w}")
+        w = f"{ljust(words[p], word_w)}  ◆ crystal" if p in sheet.marked else words[p]
+        lines.append(f"  {ljust(name(p), width)}  {w}")
     lines.append("Summoning words:")
     for p in sheet.players:
         w = sheet.summon.get(p)
         if w is None:
             status = "no word" + (" (committed, never revealed)" if p in sheet.unrevealed else "")
-            lines.append(f"  {name(p):<{width}}  {status}")
+            lines.append(f"  {ljust(name(p), width)}  {status}")
             continue
         shown = f"{w!r}"
         if result.compared.get(p) and result.compared[p] != w:
             shown += f" (compared as {result.compared[p]!r})"
         status = f"INVALID: {result.invalid[p].reason}" if p in result.invalid else "valid"
-        lines.append(f"  {name(p):<{width}}  {shown}: {status}")
+        lines.append(f"  {ljust(name(p), width)}  {shown}: {status}")
         for flag in result.flags.get(p, []):
             lines.append(f"  {'':<{width}}  flag for the table: {flag}")
     if sheet.same:
@@ -54,7 +55,7 @@ def explain_round(sheet: RoundSheet[Any], result: RoundResult[Any]) -> list[str]
     for p in sheet.players:
         pts = result.reasons.get(p, [])
         total = result.scores.get(p, 0)
-        lines.append(f"  {name(p):<{width}}  {signed(total):>3}")
+        lines.append(f"  {ljust(name(p), width)}  {signed(total):>3}")
         for pt in pts:
             lines.append(f"  {'':<{width}}     {signed(pt.points):>3}  {pt.why} [{pt.rule}]")
     return lines
