@@ -53,6 +53,7 @@ from conjure.client.statefile import ENV_LOCAL_SERVER, StateDir
 from conjure.protocol.deck import DeckError, load_deck
 from conjure.protocol.house import HOUSE_RULES, canonical
 from conjure.protocol.messages import ClientMsg, RoomSettings
+from conjure.protocol.program import program_here
 from conjure.protocol.wording import NAME_PLACEHOLDER
 
 DEFAULT_URL = "ws://localhost:8765"
@@ -568,7 +569,7 @@ def farewell(s: Session, *, local: bool) -> list[str]:
     # The command on a line of its own, so that it is copied whole at 80 columns.
     return [
         f"Left room {s.room}. Come back with:",
-        f"  conjure play {s.server} --room {s.room}{name}",
+        f"  {program_here()} play {s.server} --room {s.room}{name}",
     ]
 
 

@@ -669,7 +669,8 @@ def main(argv: list[str] | None = None) -> int:
         lans = lan_urls(port)
         share = lans[0] if lans else url
         from conjure.client.bots.player import saved_bots
-        from conjure.protocol.wording import join_command
+        from conjure.protocol.program import program_here
+        from conjure.protocol.wording import join_command, not_on_path_note
 
         bots = {str(b.get("name")) for b in saved_bots(bots_store, url, room)}
         people = [p for p in (last.players if last is not None else []) if p not in bots]
@@ -682,6 +683,8 @@ def main(argv: list[str] | None = None) -> int:
         if last is None or len(people) > 1:
             for u in lans or [url]:
                 print("  " + join_command(u, room=room))
+            if (note := not_on_path_note(program_here())) is not None:
+                print("  " + note)
         os.environ[ENV_SHARE_URL] = share
         os.environ[ENV_LOCAL_SERVER] = "1"
         from conjure.client.cli import main as conjure

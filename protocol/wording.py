@@ -43,6 +43,14 @@ def watch_command(url: str, room: str) -> str:
     return f"conjure watch {url} --room {room}"
 
 
+def not_on_path_note(program: str) -> str | None:
+    """The line that follows join commands (``conjure play …``, for everyone's own machine) when
+    this machine runs conjure by another path (``protocol.program.program_here``)."""
+    if program == "conjure":
+        return None
+    return f"(on this machine, where conjure is not on the PATH: {program} play …)"
+
+
 def join_command(url: str, *, room: str = "", pin: str = "", name: str = "") -> str:
     """The command a player types to join: into ``room`` (a code, or ``CODE`` to fill in), or to
     make a room when ``room`` is empty; ``pin`` is the server's certificate fingerprint; ``name``

@@ -19,8 +19,9 @@ import trio
 from conjure.protocol.errors import first_of
 from conjure.protocol.events import RULES_VERSION
 from conjure.protocol.messages import PROTOCOL_VERSION
+from conjure.protocol.program import program_here
 from conjure.protocol.receiptsig import key_text
-from conjure.protocol.wording import join_command
+from conjure.protocol.wording import join_command, not_on_path_note
 from conjure.server import receiptkey, settings, tlscert
 from conjure.server.config import ServerConfig
 from conjure.server.gctuning import collect_young, tune_for_serving
@@ -78,9 +79,10 @@ def banner(server: GameServer, fingerprint: str | None = None) -> list[str]:
     report = server.report
     lines = [
         f"Conjure server (protocol {PROTOCOL_VERSION}, rules version {RULES_VERSION})",
-        f"game logs in {cfg.replays.resolve()}: {len(report.resumed)} unfinished game(s) resumed,"
-        f" {report.finished} finished, {len(report.refused)} refused,"
-        f" {len(report.skipped)} skipped (not game logs)",
+        # the folder on a line of its own: the count after a long path wrapped mid-word at 80
+        f"game logs in {cfg.replays.resolve()}:",
+        f"  {len(report.resumed)} unfinished game(s) resumed, {report.finished} finished,"
+        f" {len(report.refused)} refused, {len(report.skipped)} skipped (not game logs)",
         "Players join with one of:",
     ]
     if fingerprint is not None:
@@ -93,6 +95,8 @@ def banner(server: GameServer, fingerprint: str | None = None) -> list[str]:
         url = f"{scheme}://{url_host(addr)}:{server.port}"
         lines.append("  " + join_command(url, pin=pin))
         lines.append("  " + join_command(url, room="CODE", pin=pin))
+    if (note := not_on_path_note(program_here())) is not None:
+        lines.append("  " + note)
     lines.append(f"listening on {scheme}://{url_host(cfg.host)}:{server.port}")
     return lines
 

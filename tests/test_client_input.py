@@ -6,6 +6,10 @@ Pure Session tests (``test_client_session.Harness``: no network, a state directo
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 import msgspec
 import pytest
 import trio
@@ -885,9 +889,39 @@ def test_the_share_lines_placeholder_name_is_asked_for_instead(tmp_path):
     assert options_from_args(Namespace(url="ws://h:1", name="Femi", room="ABCD")).name == "Femi"
 
 
-def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path):
+def test_a_printed_command_runs_here_as_printed(tmp_path, monkeypatch):
+    """A newcomer after ``make play`` copied "conjure play ..." and met "command not found": the
+    command is ``conjure`` only when the shell finds this very program by that name."""
+    from conjure.client.app import farewell
+    from conjure.protocol.program import program_here
+    from conjure.protocol.wording import not_on_path_note
+
+    here = Path(sys.executable).parent
+    monkeypatch.setenv("PATH", os.pathsep.join([str(here), os.environ.get("PATH", "")]))
+    assert program_here() == "conjure" and not_on_path_note("conjure") is None
+    monkeypatch.setenv("PATH", str(tmp_path))  # conjure is on no PATH
+    monkeypatch.chdir(here.parent.parent)  # the project, as after make play
+    assert program_here() == os.path.join(here.parent.name, "bin", "conjure")
+    monkeypatch.chdir(tmp_path)
+    assert program_here() == str(here / "conjure")
+    (tmp_path / "conjure").write_text("#!/bin/sh\n")  # another conjure first on the PATH
+    (tmp_path / "conjure").chmod(0o755)
+    assert program_here() == str(here / "conjure")
+    note = not_on_path_note(program_here())
+    assert note is not None and str(here / "conjure") in note
+    s = Harness(tmp_path).session
+    s.token = "t" * 43
+    s.room, s.name = "ABCD", "Ann"
+    (line,) = farewell(s, local=False)[1:]
+    assert line.startswith(f"  {here / 'conjure'} play ")
+
+
+def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path, monkeypatch):
     from conjure.client.app import farewell
 
+    monkeypatch.setenv(
+        "PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    )
     h = Harness(tmp_path)
     s = h.session
     s.token = "t" * 43
@@ -910,7 +944,6 @@ def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path):
         "  Your receipt, for an audit of that log:",
         f"    {s.store.receipt_path('g1')}",
     ]
-    from pathlib import Path
 
     from conjure.client.app import _home_short
 

@@ -119,7 +119,7 @@ async def test_junk_jsonl_is_skipped_byte_for_byte(start_server, replays, said):
     (line,) = lines_about(said, junk)
     assert line.startswith(f"skipped {junk}: {NOT_A_LOG}") and "left as it is" in line
     assert server.report.skipped == [line] and not server.report.refused
-    (counts,) = [x for x in banner(server) if x.startswith("game logs in")]
+    (counts,) = [x for x in banner(server) if "unfinished game(s) resumed" in x]
     assert counts.endswith("0 finished, 0 refused, 1 skipped (not game logs)")
 
 
@@ -338,7 +338,7 @@ async def test_a_valid_log_with_a_torn_tail_is_still_recovered(start_server, rep
     assert torn.read_bytes() == b'{"batch":0,"data":{"round":1,"seat":2,"wo'
     assert "ABCD" in server.rooms
     assert server.rooms["ABCD"].game.round.spells == {0: "lava", 1: "mountain"}
-    (counts,) = [x for x in banner(server) if x.startswith("game logs in")]
+    (counts,) = [x for x in banner(server) if "unfinished game(s) resumed" in x]
     assert counts.endswith("0 refused, 0 skipped (not game logs)")
 
 
@@ -352,7 +352,7 @@ async def test_two_unfinished_games_of_one_room_code_resume_one_and_count_the_ot
     assert len(server.report.resumed) == 1 and len(server.report.refused) == 1
     (line,) = lines_about(said, replays / "game-2.jsonl")
     assert "room ABCD is already taken" in line
-    (counts,) = [x for x in banner(server) if x.startswith("game logs in")]
+    (counts,) = [x for x in banner(server) if "unfinished game(s) resumed" in x]
     assert "1 unfinished game(s) resumed, 0 finished, 1 refused" in counts
 
 
