@@ -28,7 +28,6 @@ import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import msgspec
 import trio
@@ -49,7 +48,7 @@ from conjure.client import screen
 from conjure.client.net import Connection
 from conjure.client.pins import KnownServers, Trust, pin_problem
 from conjure.client.session import Session, name_problem, parse_limits
-from conjure.client.statefile import ENV_LOCAL_SERVER, StateDir
+from conjure.client.statefile import ENV_LOCAL_SERVER, RECEIPT_LINE, StateDir, home_short
 from conjure.protocol.deck import DeckError, load_deck
 from conjure.protocol.house import HOUSE_RULES, canonical
 from conjure.protocol.messages import ClientMsg, RoomSettings
@@ -532,14 +531,6 @@ def run_client(opts: Options) -> int:
     return code
 
 
-def _home_short(path: Path) -> str:
-    """``path`` with the home directory written ``~``, as a person would type it."""
-    try:
-        return str(Path("~") / path.relative_to(Path.home()))
-    except (ValueError, RuntimeError):
-        return str(path)
-
-
 def farewell(s: Session, *, local: bool) -> list[str]:
     """What a player who joined reads on leaving: how to come back, when they can.
 
@@ -559,7 +550,7 @@ def farewell(s: Session, *, local: bool) -> list[str]:
             over.append(f"  Its log, in the server's replays folder: {s.view.game_id}.jsonl")
             kept = s.store.receipt_path(s.view.game_id)
             if kept.is_file():  # what an organizer asks a player for (docs/LOG.md)
-                over += ["  Your receipt, for an audit of that log:", f"    {_home_short(kept)}"]
+                over += [RECEIPT_LINE, f"    {home_short(kept)}"]
         return over
     if s.ended is not None:  # removed, replaced, refused: why (a blank screen said nothing)
         return [f"Left room {s.room}: {s.ended}."]

@@ -63,7 +63,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 from conjure.client.statefile import (
     ENV_LOCAL_SERVER,
     ENV_SHARE_URL,
+    RECEIPT_LINE,
     StateDir,
+    home_short,
     write_private,
 )
 
@@ -555,27 +557,51 @@ SUMMARY_WIDTH = 80
 CHECK_LINE = "  check every point with:"
 
 
-def summary(view, replays: Path, game_id: str | None) -> list[str]:
-    """The lines about this run's game: its log, and whether it can be resumed."""
+def summary(view, replays: Path, game_id: str | None, receipt: Path | None = None) -> list[str]:
+    """The lines about this run's game: how it ended, its log, the player's receipt for it, and
+    whether it can be resumed (``conjure play`` names the log and the receipt too)."""
+    from conjure.protocol.program import program_here
+
     if game_id is None:
         return ["No game was started."] if view is not None else []
+    lines = _final_lines(view) if view is not None and view.phase == "over" else []
     log = _from_here(replays / f"{game_id}.jsonl")  # replays/g….jsonl fits an 80-column line
-    command = f"{conjure_program()} replay {log}"
+    command = f"{program_here()} replay {log}"
     state_dir = ""
     if state := os.environ.get("CONJURE_STATE_DIR"):
         # Where the receipts are: a shell without the variable would look elsewhere (seen).
         state_dir = f"--state-dir {shlex.quote(state)}"
     whole = f"{command} {state_dir}".rstrip()
-    lines = [f"Game log: {log}"]
+    lines.append(f"Game log: {log}")
     if len(f"{CHECK_LINE} {whole}") <= SUMMARY_WIDTH:
         lines.append(f"{CHECK_LINE} {whole}")
     elif len(f"    {whole}") <= SUMMARY_WIDTH:  # on a line of its own: never cut where it wraps
         lines += [CHECK_LINE, f"    {whole}"]
     else:  # continued with a backslash, so that it still pastes as one command (seen: a
         lines += [CHECK_LINE, f"    {command} \\", f"      {state_dir}"]  # path cut in two)
+    if receipt is not None and receipt.is_file():
+        lines += [RECEIPT_LINE, f"    {home_short(receipt)}"]
     if view is not None and view.phase != "over":
         lines.append("The game is unfinished: run make play again to resume it.")
     return lines
+
+
+def _final_lines(view) -> list[str]:
+    """Who won, and everyone's total, as the final standings rank them (wrapped at 80)."""
+    from conjure.protocol.cells import wrap_words
+    from conjure.protocol.wording import names_list
+
+    ranked = sorted(view.players, key=lambda p: (-p.score, p.seat))
+    scores = ", ".join(
+        f"{p.name} {p.score}" + (" ★" if p.seat in view.winners else "") for p in ranked
+    )
+    if view.abandoned:
+        said = f"The game was abandoned, with no winner: {scores}."
+    else:
+        winners = names_list([p.name for p in ranked if p.seat in view.winners])
+        verb = "wins" if len(view.winners) == 1 else "share the win"
+        said = f"Game over: {winners} {verb}. Totals: {scores}."
+    return wrap_words(said, SUMMARY_WIDTH, "", "  ")
 
 
 def _from_here(path: Path) -> Path:
@@ -584,19 +610,6 @@ def _from_here(path: Path) -> Path:
         return path.resolve().relative_to(Path.cwd().resolve())
     except ValueError:
         return path
-
-
-def conjure_program() -> str:
-    """How to run ``conjure`` from here: the venv's, when it is not on PATH (as after make play)."""
-    import shutil
-
-    here = Path(sys.executable).with_name("conjure")
-    if here.exists() and shutil.which("conjure") != str(here):
-        try:
-            return str(here.relative_to(Path.cwd()))
-        except ValueError:
-            return str(here)
-    return "conjure"
 
 
 def _raise_stopped(signum, frame) -> None:
@@ -750,7 +763,8 @@ def _remember(
         )
     elif view is not None or last is None:
         forget_last_game(store)
-    return summary(view, replays, game_id)
+    receipt = store.receipt_path(game_id) if game_id is not None else None
+    return summary(view, replays, game_id, receipt)
 
 
 if __name__ == "__main__":

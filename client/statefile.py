@@ -115,6 +115,18 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def home_short(path: Path) -> str:
+    """``path`` with the home directory written ``~``, as a person would type it."""
+    try:
+        return str(Path("~") / path.relative_to(Path.home()))
+    except (ValueError, RuntimeError):
+        return str(path)
+
+
+#: Said above a receipt's path when a player leaves a finished game (its own line: copied whole).
+RECEIPT_LINE = "  Your receipt, for an audit of that log:"
+
+
 def seat_key(server: str, room: str) -> str:
     return f"{server.rstrip('/')}|{room.upper()}"
 

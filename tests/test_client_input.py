@@ -945,7 +945,7 @@ def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path, monkeypatch):
         f"    {s.store.receipt_path('g1')}",
     ]
 
-    from conjure.client.app import _home_short
+    from conjure.client.statefile import home_short as _home_short
 
     assert _home_short(Path.home() / ".local/state/conjure/receipts/g1.json") == (
         "~/.local/state/conjure/receipts/g1.json"

@@ -9,6 +9,7 @@ import io
 import socket
 from pathlib import Path
 
+import msgspec
 import trio
 from wsclient import open_table, start_game
 
@@ -116,7 +117,9 @@ def test_the_summary_fits_80_columns_and_keeps_the_replay_command_whole(tmp_path
     monkeypatch.delenv("CONJURE_STATE_DIR", raising=False)
     replays = tmp_path / "replays"
     for program in ("conjure", ".venv/bin/conjure"):
-        monkeypatch.setattr(local, "conjure_program", lambda program=program: program)
+        monkeypatch.setattr(
+            "conjure.protocol.program.program_here", lambda program=program: program
+        )
         lines = local.summary(None, replays, "ged969acd311b8870")
         command = f"{program} replay replays/ged969acd311b8870.jsonl"
         assert all(len(line) <= 80 for line in lines), lines
@@ -128,7 +131,7 @@ def test_the_replay_command_names_a_state_directory_given_by_the_environment(tmp
     """Seen: with $CONJURE_STATE_DIR set for make play, the printed replay command, run in
     another shell, found no receipts; it now says where they are."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(local, "conjure_program", lambda: "conjure")
+    monkeypatch.setattr("conjure.protocol.program.program_here", lambda: "conjure")
     monkeypatch.setenv("CONJURE_STATE_DIR", "my state")
     lines = local.summary(None, tmp_path / "replays", "ged969acd311b8870")
     assert any(
@@ -204,7 +207,7 @@ def test_a_long_state_directory_continues_the_replay_command_on_a_line_of_its_ow
 ):
     """Seen at 80x24: '--state-dir /tmp/st' and 'new' on two lines, the path cut in two."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(local, "conjure_program", lambda: ".venv/bin/conjure")
+    monkeypatch.setattr("conjure.protocol.program.program_here", lambda: ".venv/bin/conjure")
     monkeypatch.setenv("CONJURE_STATE_DIR", "/tmp/a-state-directory-of-some-length")
     lines = local.summary(None, tmp_path / "replays", "ged969acd311b8870")
     assert all(len(line) <= 80 for line in lines), lines
@@ -212,3 +215,40 @@ def test_a_long_state_directory_continues_the_replay_command_on_a_line_of_its_ow
         "    .venv/bin/conjure replay replays/ged969acd311b8870.jsonl \\",
         "      --state-dir /tmp/a-state-directory-of-some-length",
     ]
+
+
+def test_leaving_a_finished_game_says_who_won_and_where_the_receipt_is(tmp_path, monkeypatch):
+    """A newcomer left make play's finished game: the summary named the log, but not the winner
+    nor the receipt that ``conjure play`` names (README: a player leaving a finished game is told
+    where their client kept it)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONJURE_STATE_DIR", raising=False)
+    names = ["Émilie🙂", "Cleo", "Basil", "Ada"]
+    scores = [2, 7, 8, 10]
+    players = [
+        m.PlayerView(seat=i, id=f"p{i}", name=n, colour="red", score=s)
+        for i, (n, s) in enumerate(zip(names, scores, strict=True))
+    ]
+    over = m.View(room="ABCD", game_id="g1", phase="over", players=players, winners=[3])
+    receipt = tmp_path / "receipts" / "g1.json"
+    receipt.parent.mkdir()
+    receipt.write_text("{}")
+    lines = local.summary(over, tmp_path / "replays", "g1", receipt)
+    assert lines[0] == "Game over: Ada wins. Totals: Ada 10 ★, Basil 8, Cleo 7, Émilie🙂 2."
+    assert lines[-2:] == ["  Your receipt, for an audit of that log:", f"    {receipt}"]
+    assert "unfinished" not in " ".join(lines)
+    shared = msgspec.structs.replace(
+        over,
+        winners=[2, 3],
+        players=[*players[:2], msgspec.structs.replace(players[2], score=10), players[3]],
+    )
+    assert local.summary(shared, tmp_path, "g1")[0].startswith(
+        "Game over: Basil and Ada share the win."
+    )
+    gone = msgspec.structs.replace(over, winners=[], abandoned=True)
+    said = " ".join(local.summary(gone, tmp_path, "g1"))
+    assert said.startswith("The game was abandoned, with no winner: Ada 10, Basil 8")
+    many = msgspec.structs.replace(
+        over, players=[msgspec.structs.replace(p, name=p.name * 5) for p in players[1:]]
+    )
+    assert all(len(line) <= 80 for line in local.summary(many, tmp_path, "g1"))
