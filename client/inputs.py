@@ -14,7 +14,7 @@ from collections.abc import Callable
 from conjure.client.prompts import Prompts, quoted
 from conjure.client.setupform import SetupForm
 from conjure.client.statefile import ENV_LOCAL_SERVER
-from conjure.client.tablestate import RULES, StatusKind
+from conjure.client.tablestate import NARROWEST, RULES, StatusKind, status_rows
 from conjure.client.textfit import shorten
 from conjure.client.typos import meant
 from conjure.protocol.commitment import commitment, new_nonce
@@ -78,6 +78,16 @@ HOST_QUITS = "You host this game: the others play on and the host passes on. Qui
 KEYS_IGNORED = "(The keys right after it did nothing: type again.)"
 
 
+def keys_ignored(said: str) -> str:
+    """``said`` and :data:`KEYS_IGNORED` after it; when both do not fit the status line whole,
+    only the sentence's head before its first colon (a newcomer read "(The k…did  nothing" after
+    the review's list of keys, which the key help shows anyway)."""
+    joined = f"{said} {KEYS_IGNORED}"
+    if status_rows(joined, NARROWEST)[1]:
+        return joined
+    return f"{said.split(': ', 1)[0].rstrip('.')}. {KEYS_IGNORED}"
+
+
 def unknown_word_warning(word: str) -> str | None:
     """A word of letters that is no noun the game knows: most likely a typo, which would match
     nobody (seen: 'peny' locked in without a word, and shown with the valid word's tick). A
@@ -119,7 +129,7 @@ class Inputs(Prompts):
             self._keys_ignored_until = self.clock() + KEYS_PAUSE
             # Said, once: a newcomer's next keys did nothing and said nothing, as if unread.
             if self.status is not None and not self.status[1].endswith(KEYS_IGNORED):
-                self.say(self.status[0], f"{self.status[1]} {KEYS_IGNORED}")
+                self.say(self.status[0], keys_ignored(self.status[1]))
             return
         try:
             self._any_key(key, page)
@@ -520,7 +530,7 @@ class Inputs(Prompts):
                     "words as the same thing, v votes, d says you are done."
                 )
             return
-        if key == "enter":
+        if key in ("enter", " "):  # spaces between keys, as the help writes them ('c 2 1')
             return
         if sub == ("challenge",):
             seat = self._summon_board(key)
@@ -569,7 +579,9 @@ class Inputs(Prompts):
             if found[0] not in self.votable():
                 raise Refused(self._not_yours(found[0]))
             self.sub = ("vote", pid)
-        elif sub[0] == "vote" and len(sub) == 2 and key.lower() in ("y", "n"):
+        elif sub[0] == "vote" and len(sub) == 2:
+            if key.lower() not in ("y", "n"):  # (a stray key did nothing and said nothing)
+                raise Refused(f"Vote on proposal {sub[1] + 1}: y for yes, n for no (Esc cancels).")
             self.sub = ("vote", sub[1], key.lower() == "y")
 
     def _alone_answer(self, key: str, act: Callable[[], None], declined: str) -> None:
@@ -579,6 +591,8 @@ class Inputs(Prompts):
         elif key.lower() == "n":
             self.sub = ()
             self.say("info", declined)
+        else:
+            raise Refused("Answer y or n (Esc cancels).")
 
     def _propose_same(self, a: int, b: int) -> None:
         self._need_connection()

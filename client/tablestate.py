@@ -68,7 +68,8 @@ def status_rows(text: str, width: int) -> tuple[list[str], bool]:
     rows = wrap(text, width, " ", " ")
     if len(rows) <= STATUS_ROWS:
         return rows, True
-    return [*rows[: STATUS_ROWS - 1], shorten(" ".join(rows[STATUS_ROWS - 1 :]), width)], False
+    rest = " ".join(row.strip() for row in rows[STATUS_ROWS - 1 :])
+    return [*rows[: STATUS_ROWS - 1], " " + shorten(rest, width - 1)], False
 
 
 class TableState:

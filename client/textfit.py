@@ -42,7 +42,9 @@ def shorten(text: str, width: int) -> str:
     kept = ""
     for i in range(1, len(words)):
         candidate = " ".join(words[:i]).rstrip(" ,;:·-—(")
-        if candidate and cells(candidate) + 1 <= width:
+        if not candidate:
+            continue  # (leading spaces: a text that began with one was cut mid-word)
+        if cells(candidate) + 1 <= width:
             kept = candidate
         else:
             break

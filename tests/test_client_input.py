@@ -1312,3 +1312,23 @@ def test_the_conjurer_does_not_come_and_go_with_the_phase_name(tmp_path):
     assert screen.plain(screen.header(h.session, 80)).index("Things found") == heads[0].index(
         "Things found"
     )
+
+
+def test_a_status_too_long_for_its_rows_is_cut_after_a_whole_word():
+    """Seen at 80x24: "(The k…did  nothing: type again.)": the status's last row was shortened
+    from a text that began with the row's indent, and that space made shorten cut mid-word."""
+    from conjure.client.inputs import KEYS_IGNORED, keys_ignored
+    from conjure.client.tablestate import status_rows
+
+    said = (
+        "'M' does nothing in the review: c challenges a word, s proposes two words as the same "
+        "thing, v votes, d says you are done."
+    )
+    rows, whole = status_rows(f"{said} {KEYS_IGNORED}", 80)
+    assert not whole and rows[-1].endswith("right after it did…"), rows
+    assert all(cells(r) <= 80 for r in rows)
+    for text in (said, "There is no board 5.", "x" * 150):
+        rows, whole = status_rows(keys_ignored(text), 80)
+        assert keys_ignored(text).endswith(KEYS_IGNORED) and (whole or text.startswith("x"))
+    assert keys_ignored(said) == f"'M' does nothing in the review. {KEYS_IGNORED}"
+    assert shorten(" lead and more words here", 12) == " lead and…"

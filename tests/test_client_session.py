@@ -489,6 +489,31 @@ def test_review_commands_as_a_typed_line(h):
     assert h.sent[-1] == CastVote(proposal=0, yes=False, reason="not convinced")
 
 
+def test_review_keys_as_the_help_writes_them_with_spaces(tmp_path):
+    """A newcomer typed the help's 'c 2 1' key by key, spaces too: the space was "'' is not a
+    board number". And a stray key where y or n is asked did nothing and said nothing."""
+    now = [0.0]
+    h = Harness(tmp_path, clock=lambda: now[0])
+    s = h.session
+    published = players(0, Bob={"summon": "rocket", "valid": True})
+    h.show(view("review", players=published))
+    for k in "c 2 1":
+        s.key(k)
+    assert h.sent[-1] == ChallengeWord(seat=1, rule="noun")
+    prop = ProposalView(
+        id=0, kind="challenge", by=1, seats=[1], words=["rocket"], rule="noun", voters=[0, 2, 3]
+    )
+    h.show(view("review", players=published, proposals=[prop]))
+    s.key("v")
+    s.key(" ")
+    s.key("1")
+    assert s.status is not None and "y for yes, n for no" in s.status[1]
+    now[0] += 5  # a while later: the refused key's burst is over
+    s.key("n")
+    assert s.submit("not convinced")
+    assert h.sent[-1] == CastVote(proposal=0, yes=False, reason="not convinced")
+
+
 def test_slash_commands(h):
     h.show(view("spell", turn=1))
     assert h.session.submit("/say hello there")
