@@ -50,6 +50,7 @@ from conjure.server.audit_verify import (
     one_line,
     parse_receipt_arg,
     short_key,
+    whole_batches,
 )
 from conjure.server.feed import OWN_VOTE, duration, standings
 from conjure.server.house import (
@@ -671,6 +672,12 @@ def render_text(
     house: HouseScores | None = None,
 ) -> str:
     out = [f"Game log {a.path} ({a.size} bytes, {len(a.records)} verified records)"]
+    if (cut := len(a.records) - whole_batches(a.records)) > 0:
+        # (a newcomer read "97 verified records", then a round that ignored record 97)
+        last = "the last record belongs" if cut == 1 else f"the last {cut} records belong"
+        out.append(
+            f"  ({last} to a decision the log does not hold whole: the replay stops before it)"
+        )
     s = a.start
     if s is not None:
         names = ", ".join(a.name(p.seat) for p in s.players)

@@ -568,8 +568,9 @@ def _read(path: Path, audit: Audit) -> None:
             f"the log ends in a torn tail from line {seq + 1} (seq {seq}) on, "
             f"{result.size - result.valid_end} bytes: {result.torn_reason}. This is what a crash "
             "in the middle of an append leaves (it cannot be told apart from damage to the last "
-            "line): the game's last action was cut and was never acknowledged to anyone. "
-            f"Records up to seq {seq - 1} verify."
+            "line, or from a log cut short): if a crash left it, the game's last action was cut "
+            "and never acknowledged to anyone, and a receipt for a later record proves that "
+            f"something else did. Records up to seq {seq - 1} verify."
             if seq
             else f"the log ends in a torn tail from line 1 (seq 0) on: {result.torn_reason}. "
             "The game's last action was cut, and it was its very first append: no complete "
@@ -1160,6 +1161,16 @@ _SEAT_ACTS: frozenset[type] = frozenset(
 )
 
 
+def whole_batches(records: Sequence[LogRecord]) -> int:
+    """How many of ``records`` the replay takes: whole batches only, since the states between
+    the records of one decision never existed (a log cut or damaged inside a decision ends
+    before it)."""
+    end = len(records)
+    while end and records[end - 1].batch:
+        end -= 1
+    return end
+
+
 def _replay(audit: Audit) -> None:
     records = audit.records
     if not records:
@@ -1199,10 +1210,7 @@ def _replay(audit: Audit) -> None:
             f"{word_fingerprint()} (other noun forms or another lemmatizer): where a score "
             "differs, the word data may be why"
         )
-    # Replay whole batches only: the states between the records of one decision never existed.
-    end = len(records)
-    while end and records[end - 1].batch:
-        end -= 1
+    end = whole_batches(records)
     decided_all = False
     if start.rules_version == RULES_VERSION:
         # Every batch decided again from the command recorded with it: the moves themselves,

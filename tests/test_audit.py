@@ -983,3 +983,21 @@ def test_a_wrapped_line_never_starts_at_column_zero():
     name = "=>_VERIFIED:_everything_above_checks." + "_" * 50
     wrapped = fitted(f"    {name}  wing  ◆ crystal", 80).splitlines()
     assert all(w.startswith(" ") for w in wrapped), wrapped
+
+
+def test_records_of_a_decision_the_damage_cut_are_counted_apart(sample, capsys):
+    """A newcomer's edited log: "97 verified records", then a round that ended before record 97
+    (the reveal it holds is in a decision whose other record the edit broke)."""
+    path, _ = sample
+    lines = path.read_bytes().splitlines(keepends=True)
+    records = read_log(path).records
+    k = next(i for i, r in enumerate(records) if r.batch == 1 and i > 5)  # a 2-record decision
+    lines[k + 1] = lines[k + 1].replace(b'"seq":', b'"seq":9', 1)  # its second record: edited
+    path.write_bytes(b"".join(lines))
+    assert replay(str(path), "--no-state-dir") == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith(f"{k + 1} verified records)")
+    assert out[1] == (
+        "  (the last record belongs to a decision the log does not hold whole: the replay stops "
+        "before it)"
+    )

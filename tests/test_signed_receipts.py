@@ -529,7 +529,7 @@ def test_the_games_last_receipt_kept_twice_counts_once(tmp_path, capsys):
     assert replay(str(path), "--state-dir", str(state), "--json") == 1
     doc = json.loads(capsys.readouterr().out)
     assert [(r["seq"], r.get("signature")) for r in doc["receipts"]] == [(last.seq, "valid")]
-    (problem,) = [p for p in doc["problems"] if "receipt" in p]
+    (problem,) = [p for p in doc["problems"] if "receipt seq" in p]
     assert (
         "not signed" not in problem and "the log was truncated after the server sent it" in problem
     )
