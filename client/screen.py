@@ -329,6 +329,8 @@ def _cell(text: str, width: int) -> str:
 #: The presence column's width once a game is under way: its usual words and two spaces (with
 #: one, "done breakfast" read as a spell word at 80x24).
 PRESENCE_W = len("done  ")
+#: The cells a round's spell word column keeps from its start (most spell words fit).
+SPELL_ROOM = 20
 
 
 def _presence(p: PlayerView, v: View) -> str:
@@ -407,7 +409,11 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
     # Room for "done", "away" or "left" kept from the start: seen at 80x24, the word columns
     # jumped sideways as the first player said they were done.
     pres_w = max([0 if v.phase == "lobby" else PRESENCE_W] + [cells(c[2]) + 2 for c in cols])
-    spell_w = max([cells("spell word")] + [cells(c[3]) for c in cols]) + 1
+    # Room for a spell word of SPELL_ROOM cells kept through a round: the summoning words jumped
+    # eight columns as the spell phase's words came in (seen at 80x24); only a longer word moves
+    # them now, and _shrink gives the room back where the screen is too narrow for it.
+    room = SPELL_ROOM if v.phase not in ("lobby", "over") else 0
+    spell_w = max([cells("spell word"), room] + [cells(c[3]) for c in cols]) + 1
     summon_w = max([cells("summoning word")] + [cells(c[4]) for c in cols]) + 1
     fixed = 3 + pres_w + 2 + score_w
     name_w, spell_w, summon_w = _shrink(

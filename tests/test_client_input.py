@@ -1332,3 +1332,26 @@ def test_a_status_too_long_for_its_rows_is_cut_after_a_whole_word():
         assert keys_ignored(text).endswith(KEYS_IGNORED) and (whole or text.startswith("x"))
     assert keys_ignored(said) == f"'M' does nothing in the review. {KEYS_IGNORED}"
     assert shorten(" lead and more words here", 12) == " lead and…"
+
+
+def test_the_summoning_words_stay_put_as_the_spell_words_come_in(tmp_path):
+    """Seen at 80x24: the summoning word column moved from column 36 to 44 when the crystals
+    phase began, the spell words having come in one by one."""
+    h = Harness(tmp_path)
+    s = h.session
+
+    def column() -> int:
+        head = screen.plain(screen.board_rows(s, 80)[0].line)
+        return head.index("summoning word")
+
+    h.show(view("spell", turn=0))
+    before = column()
+    h.show(view("spell", turn=1, players=players(0, Ann={"spell": "the big red rocket"})))
+    assert column() == before
+    words = spells(Ann="the big red rocket", Bob="sky", Cat="astronomy")
+    h.show(view("mark", players=players(0, **words)))
+    assert column() == before
+    long = "a spell word of thirty cells.."
+    h.show(view("mark", players=players(0, **spells(Ann=long, Bob="sky", Cat="astronomy"))))
+    assert column() > before  # a longer word than the room kept still fits whole
+    assert long in screen.plain(screen.board_rows(s, 80)[1].line)
