@@ -74,7 +74,7 @@ NOBODY_VOTES = (
 )
 #: What the host of a game on someone else's server is asked on Ctrl-Q (the server's host_grace
 #: passes the host on to a player who is there).
-HOST_QUITS = "You host this game: the others play on and the host passes on. Quit? y/n: "
+HOST_QUITS = "You host this game: the others will play on with a new host. Quit? y/n: "
 KEYS_IGNORED = "(The keys right after it did nothing: type again.)"
 
 
@@ -646,6 +646,8 @@ class Inputs(Prompts):
             self.say("info", f"You voted {'yes' if yes else 'no'} on proposal {pid + 1}.")
             return True
         if not stripped:
+            if (asked := self._asked_of_you()) is not None:  # (Enter alone said nothing: seen)
+                raise Refused(f"Type {asked} first, then Enter: Enter alone sends nothing.")
             return False
         if self.spectator and self.joined:
             raise Refused("You are watching: spectators do not play, so nothing was sent.")
@@ -663,6 +665,21 @@ class Inputs(Prompts):
         if v.phase == "commit" and any(p.seat == me.seat for p in self.summoners()):
             return self._commit(stripped, check=True)
         raise Refused("Not your turn yet: nothing was sent (/say sends a chat).")
+
+    def _asked_of_you(self) -> str | None:
+        """What the table waits for this player to type now, as a phrase; None if nothing."""
+        v, me = self.view, self.me
+        if v is None or me is None or not self.joined or v.paused:
+            return None
+        if v.phase == "choose" and self.is_conjurer():
+            return "a category's number or name"
+        if v.phase == "spell" and v.turn == v.you:
+            return "your spell word"
+        summoning = v.phase == "dark-commit" and self.is_conjurer()
+        if summoning or (v.phase == "commit" and any(p.seat == me.seat for p in self.summoners())):
+            # (once locked in, a word may be changed, but nothing more is asked)
+            return None if me.committed or self.my_word() is not None else "your summoning word"
+        return None
 
     def _join_answer(self, text: str) -> bool:
         """The part of the join a refusal asked for: a room code, a password or a name."""

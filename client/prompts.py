@@ -331,7 +331,7 @@ class Prompts(TableState):
         voting = any(you not in p.votes for p in self.votable())
         me = self.me
         if me is not None and me.done:
-            return f"Done; {'v ' if voting else ''}c s still work: "
+            return f"You are done; still open: {'v=vote ' if voting else ''}c=challenge s=same: "
         return f"Review: {'v=vote ' if voting else ''}c=challenge s=same d=done: "
 
     def waiting_text(self) -> str:

@@ -398,7 +398,8 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
             case ev.PlayerDone():
                 out.append(f"{at}  {a.name(e.seat)} said done")
             case ev.PresenceChanged():
-                state = "came back" if e.connected else "went away (connection lost)"
+                # (the log does not say how: "connection lost" was said of a player who quit)
+                state = "came back" if e.connected else "went away (quit, or lost the connection)"
                 out.append(f"{at}  {a.name(e.seat)} {state}")
             case ev.RoundScored():
                 out.append(f"{at}  the round was scored: {one_line(e.case)}")

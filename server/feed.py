@@ -93,6 +93,8 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
         case ev.BoardsMarked(seat=s, boards=boards) if not boards:
             return f"{name(s)} placed no crystals."  # "... on the boards of nobody", it said
         case ev.BoardsMarked(seat=s, boards=boards):
+            if len(boards) == 1:  # ("on the boards of Bob", it said of one board)
+                return f"{name(s)} placed a crystal on {g.name(boards[0])}'s board."
             return f"{name(s)} placed crystals on the boards of {_names(g, boards)}."
         case ev.Committed(seat=s, replaced=True):
             return f"{name(s)} changed their locked-in word."

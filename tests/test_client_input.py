@@ -1355,3 +1355,21 @@ def test_the_summoning_words_stay_put_as_the_spell_words_come_in(tmp_path):
     h.show(view("mark", players=players(0, **spells(Ann=long, Bob="sky", Cat="astronomy"))))
     assert column() > before  # a longer word than the room kept still fits whole
     assert long in screen.plain(screen.board_rows(s, 80)[1].line)
+
+
+def test_enter_alone_says_what_is_asked_when_the_table_waits_for_you(tmp_path):
+    """A newcomer pressed Enter on an empty line at their spell turn: nothing happened and
+    nothing was said."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", turn=0))
+    assert not s.submit("   ") and "Type your spell word first" in s.status[1]
+    h.show(view("commit"))
+    assert not s.submit("") and "Type your summoning word first" in s.status[1]
+    h.show(view("choose"))
+    assert not s.submit("") and "Type a category's number or name first" in s.status[1]
+    h.show(view("spell", turn=1))  # someone else's turn: Enter alone is nothing to say
+    s.status = None
+    assert not s.submit("") and s.status is None
+    prompt = "You are done; still open: v=vote c=challenge s=same: "
+    assert cells(prompt) <= 78

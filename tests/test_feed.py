@@ -93,3 +93,15 @@ def test_a_conjurer_who_marks_no_board_placed_no_crystals():
     t.choose(0)
     marked = ev.BoardsMarked(round=1, seat=0, boards=())
     assert feed.describe(t.g, [marked]) == [f"{NAMES[0]} placed no crystals."]
+
+
+def test_one_crystal_is_said_as_one():
+    """It read "Ann placed crystals on the boards of Bob." of one board."""
+    t = Table(3)
+    t.choose(0)
+    one = ev.BoardsMarked(round=1, seat=0, boards=(1,))
+    assert feed.describe(t.g, [one]) == [f"{NAMES[0]} placed a crystal on {NAMES[1]}'s board."]
+    two = ev.BoardsMarked(round=1, seat=0, boards=(1, 2))
+    assert feed.describe(t.g, [two]) == [
+        f"{NAMES[0]} placed crystals on the boards of {NAMES[1]} and {NAMES[2]}."
+    ]
