@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import unicodedata
 from collections.abc import Callable
 
 from conjure.client.prompts import Prompts, quoted
@@ -91,8 +92,14 @@ def keys_ignored(said: str) -> str:
 def unknown_word_warning(word: str) -> str | None:
     """A word of letters that is no noun the game knows: most likely a typo, which would match
     nobody (seen: 'peny' locked in without a word, and shown with the valid word's tick). A
-    phrase is not judged (a good one is often in no dictionary: "space ship")."""
+    phrase is not judged (a good one is often in no dictionary: "space ship"); a word with a
+    symbol in it (an emoji) is asked about too: it matches only the same text, symbol and all."""
     typed = normalize(word)
+    symbols = [ch for ch in typed if unicodedata.category(ch).startswith("S")]
+    if symbols:  # an emoji or a sign: "rocket🚀" is not "rocket" (seen: "🚀" as a spell word)
+        if not any(ch.isalpha() for ch in typed):
+            return f"'{word}' has no letters: it matches only the very same symbols."
+        return f"'{word}' holds a symbol ({symbols[0]}): it matches only the same text, symbol and all."
     if not typed.isalpha() or is_known_noun(typed):
         return None
     close = meant(typed)

@@ -850,3 +850,19 @@ def test_back_in_a_game_the_feed_does_not_say_twice_that_you_are_back(tmp_path):
     texts = [f.text for f in s.feed]
     assert "back at board 1 in room ABCD" in texts and "Bob is back." in texts
     assert "Ann is back." not in texts
+
+
+def test_a_word_with_a_symbol_is_asked_about_for_it_matches_only_itself(h):
+    """A newcomer's '🚀' and 'fièvre🤒' went on the board with no question: 'rocket🚀' is not
+    'rocket' to the rules, so it matches only the same text, symbol and all."""
+    s = h.session
+    h.show(view("spell", turn=0))
+    assert s.submit("🚀") is True and h.sent == []
+    assert s.status == ("warn", "'🚀' has no letters: it matches only the very same symbols.")
+    s.key("n")
+    assert s.settle_input("") == "🚀"
+    h.show(view("commit"))
+    assert s.submit("rocket🚀") is True and h.sent == []
+    assert s.status is not None and "holds a symbol (🚀)" in s.status[1]
+    s.key("y")
+    assert isinstance(h.sent[-1], CommitSummon) and s.my_word() == "rocket🚀"
