@@ -302,7 +302,7 @@ async def test_text_for_a_closed_summon_never_becomes_a_command(server_url, tmp_
             assert "Challenge whose word" not in screen and "Proposals" not in screen
             assert "Review: c=challenge" in screen
             term.keys("C-q")  # the host of a game in play is asked first; y quits
-            await term.wait("You host this game: the others play on")
+            await term.wait("You host this game: the others will play on")
             term.keys("y")
         assert await term.exited() == 0
     finally:

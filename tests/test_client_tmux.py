@@ -235,7 +235,7 @@ async def test_a_whole_round_in_tmux_with_a_crash_mid_summon(server_process, tmp
             assert max(len(line) for line in screen.splitlines()) <= 80
             assert "round 2/3" in screen.splitlines()[0]
             tmux.keys("C-q")  # the host of a game in play is asked first; y quits
-            await tmux.wait("You host this game: the others play on")
+            await tmux.wait("You host this game: the others will play on")
             tmux.keys("y")
             with trio.move_on_after(10):  # a clean exit with code 0
                 while (status := tmux.exit_status()) is None:

@@ -396,16 +396,23 @@ async def test_closing_every_connection_does_not_refill_the_addresses_message_ra
 # ---------------------------------------------------------------------- rooms
 
 
+async def create_rooms(server, n: int) -> list[str]:
+    """``n`` rooms asked for from the attacker's address, one connection each: "seated" or the
+    error code of each."""
+    got = []
+    for i in range(n):
+        async with open_client(server.url, f"r{i}", source=ATTACKER) as c:
+            await c.send(m.CreateRoom(name=f"r{i}", settings=RoomSettings()))
+            msg = await c.recv_until(lambda x: isinstance(x, m.Seated | m.Error))
+            got.append(msg.code if isinstance(msg, m.Error) else "seated")
+    return got
+
+
 async def test_creating_and_leaving_rooms_in_a_loop_is_refused_and_the_lobbies_close(
     start_server,
 ):
     server = await start_server(lobby_idle_close=0.5)
-    codes = []
-    for i in range(40):
-        async with open_client(server.url, f"r{i}", source=ATTACKER) as c:
-            await c.send(m.CreateRoom(name=f"r{i}", settings=RoomSettings()))
-            msg = await c.recv_until(lambda x: isinstance(x, m.Seated | m.Error))
-            codes.append(msg.code if isinstance(msg, m.Error) else "seated")
+    codes = await create_rooms(server, 40)
     assert codes.count("seated") == 8  # max_rooms_per_address
     assert set(codes) == {"seated", "too_many_rooms"}
     await honest_game_starts(server)
@@ -417,12 +424,7 @@ async def test_creating_and_leaving_rooms_in_a_loop_is_refused_and_the_lobbies_c
 
 async def test_room_creation_is_rate_limited_per_address(start_server):
     server = await start_server(rooms_per_minute=3, max_rooms_per_address=100)
-    got = []
-    for i in range(6):
-        async with open_client(server.url, f"r{i}", source=ATTACKER) as c:
-            await c.send(m.CreateRoom(name=f"r{i}", settings=RoomSettings()))
-            msg = await c.recv_until(lambda x: isinstance(x, m.Seated | m.Error))
-            got.append(msg.code if isinstance(msg, m.Error) else "seated")
+    got = await create_rooms(server, 6)
     assert got == ["seated"] * 3 + ["room_rate"] * 3
     async with open_client(server.url, "Hana", source=HONEST) as hana:
         assert await hana.create(RoomSettings())
@@ -444,12 +446,7 @@ async def test_a_refused_create_room_makes_no_room_and_spends_no_room_rate(start
                 await c.expect_error(code)
             assert server.rooms == {}
             assert "created by" not in caplog.text
-    got = []
-    for i in range(4):
-        async with open_client(server.url, f"r{i}", source=ATTACKER) as c:
-            await c.send(m.CreateRoom(name=f"r{i}", settings=RoomSettings()))
-            msg = await c.recv_until(lambda x: isinstance(x, m.Seated | m.Error))
-            got.append(msg.code if isinstance(msg, m.Error) else "seated")
+    got = await create_rooms(server, 4)
     assert got == ["seated"] * 3 + ["room_rate"]
 
 
