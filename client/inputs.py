@@ -587,6 +587,14 @@ class Inputs(Prompts):
                 raise Refused(self._not_yours(found[0]))
             self.sub = ("vote", pid)
         elif sub[0] == "vote" and len(sub) == 2:
+            if key.isdigit():  # a proposal's number: the help's 'v 1 y' with one to vote on
+                self.sub = ("vote",)
+                try:
+                    self._review_key(key)
+                except Refused:
+                    self.sub = sub
+                    raise
+                return
             if key.lower() not in ("y", "n"):  # (a stray key did nothing and said nothing)
                 raise Refused(f"Vote on proposal {sub[1] + 1}: y for yes, n for no (Esc cancels).")
             self.sub = ("vote", sub[1], key.lower() == "y")

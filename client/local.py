@@ -322,10 +322,10 @@ def forget_last_game(store: StateDir) -> None:
 
 
 def fit_lines(text: str, width: int = 80) -> list[str]:
-    """``text`` wrapped at spaces for a terminal of ``width`` (never a word cut in two)."""
-    import textwrap
+    """``text`` wrapped at spaces for a terminal of ``width`` cells (never a word cut in two)."""
+    from conjure.protocol.cells import wrap_words
 
-    return textwrap.wrap(text.strip(), width - 1, break_long_words=False, break_on_hyphens=False)
+    return wrap_words(text.strip(), width - 1, "", "")
 
 
 def want_resume(last: LastGame | None, args: argparse.Namespace) -> bool:
@@ -566,7 +566,7 @@ def summary(view, replays: Path, game_id: str | None, receipt: Path | None = Non
         return ["No game was started."] if view is not None else []
     lines = _final_lines(view) if view is not None and view.phase == "over" else []
     log = _from_here(replays / f"{game_id}.jsonl")  # replays/g….jsonl fits an 80-column line
-    command = f"{program_here()} replay {log}"
+    command = f"{program_here()} replay {shlex.quote(str(log))}"
     state_dir = ""
     if state := os.environ.get("CONJURE_STATE_DIR"):
         # Where the receipts are: a shell without the variable would look elsewhere (seen).
@@ -608,7 +608,7 @@ def _from_here(path: Path) -> Path:
     """``path`` as typed from the current folder: relative below it, whole elsewhere."""
     try:
         return path.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
+    except (ValueError, OSError):  # (OSError: the working folder is gone)
         return path
 
 

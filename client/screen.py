@@ -38,6 +38,7 @@ from conjure.client.texts import (
     SUMMONING_WORD,
     WATCHED_SUMMONING_WORD,
 )
+from conjure.protocol.cells import ljust
 from conjure.protocol.events import CASE_TEXT, RULE_TEXT
 from conjure.protocol.messages import PlayerView, ProposalView, ResultView, View
 from conjure.protocol.wording import join_command, names_list, stars, watch_command
@@ -409,13 +410,15 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
     # Room for "done", "away" or "left" kept from the start: seen at 80x24, the word columns
     # jumped sideways as the first player said they were done.
     pres_w = max([0 if v.phase == "lobby" else PRESENCE_W] + [cells(c[2]) + 2 for c in cols])
-    # Room for a spell word of SPELL_ROOM cells kept through a round: the summoning words jumped
-    # eight columns as the spell phase's words came in (seen at 80x24); only a longer word moves
-    # them now, and _shrink gives the room back where the screen is too narrow for it.
-    room = SPELL_ROOM if v.phase not in ("lobby", "over") else 0
-    spell_w = max([cells("spell word"), room] + [cells(c[3]) for c in cols]) + 1
+    spell_w = max([cells("spell word")] + [cells(c[3]) for c in cols]) + 1
     summon_w = max([cells("summoning word")] + [cells(c[4]) for c in cols]) + 1
     fixed = 3 + pres_w + 2 + score_w
+    # Room for a spell word of SPELL_ROOM cells kept through a round, where the screen has it
+    # to spare: the summoning words jumped eight columns as the spell phase's words came in
+    # (seen at 80x24). Only from the slack: a long name is never cut for blank room.
+    if v.phase not in ("lobby", "over"):
+        slack = width - (fixed + name_w + spell_w + max(cells("summoning word") + 1, summon_w))
+        spell_w = max(spell_w, min(SPELL_ROOM + 1, spell_w + max(0, slack)))
     name_w, spell_w, summon_w = _shrink(
         [name_w, spell_w, summon_w], [9, 11, 14], fixed + name_w + spell_w + summon_w - width
     )
@@ -556,7 +559,7 @@ def standing_rows(session: Session, width: int = 80, compact: bool = False) -> l
         places.append(f"{place}. {p.name}{you} {p.score}{' ★' if win else ''}")
         text = f"  {place}. {p.name}{you}"
         if not compact:
-            out.append(Row([(style, text.ljust(name_w) + f"{p.score:>4}{mark}")]))
+            out.append(Row([(style, ljust(text, name_w) + f"{p.score:>4}{mark}")]))
     if compact:
         group = next(_groups)
         out += [Row([("", t)], 0, group) for t in wrap_items(places, width, " · ", "  ", "  ")]

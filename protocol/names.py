@@ -46,6 +46,7 @@ __all__ = [
     "enforce_name",
     "look_alike",
     "name_key",
+    "name_keys",
     "name_problem",
     "same_name_key",
     "skeleton",
@@ -155,14 +156,18 @@ def same_name_key(name: str) -> str:
     return name.casefold()
 
 
+def name_keys(name: str) -> tuple[tuple[str, str], ...]:
+    """Every key by which two names clash, tagged by kind: two names clash when any of their
+    keys are equal (the look-alike one, :func:`name_key`; the rules' one, :func:`same_name_key`).
+    """
+    return (("looks", name_key(name)), ("rules", same_name_key(name)))
+
+
 def look_alike(name: str, others: Iterable[str]) -> str | None:
     """The first of ``others`` that ``name`` could be mistaken for, or that the rules take for
     the same name; None when there is none."""
-    key, same = name_key(name), same_name_key(name)
-    return next(
-        (other for other in others if same_name_key(other) == same or name_key(other) == key),
-        None,
-    )
+    keys = set(name_keys(name))
+    return next((other for other in others if keys.intersection(name_keys(other))), None)
 
 
 def warm_up() -> None:

@@ -9,6 +9,7 @@ machines keep ``conjure`` (the installed command; README, "Playing with friends"
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -24,12 +25,19 @@ def _same(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
 
 
 def _as_typed(path: Path) -> str:
-    """``path`` relative to the working folder when it is inside it (as a person types it)."""
+    """``path`` relative to the working folder when it is inside it (as a person types it),
+    quoted for a shell (a folder "my games" made the command "my")."""
     try:
-        inside = path.resolve().relative_to(Path.cwd().resolve())
+        whole = path.resolve()
+        here = Path.cwd().resolve()
+    except OSError:  # the working folder is gone: the path as it was given
+        return shlex.quote(str(path))
+    try:
+        inside = whole.relative_to(here)
     except ValueError:
-        return str(path.resolve())
-    return str(inside) if len(inside.parts) > 1 else f"./{inside}"  # (a bare name: PATH's)
+        return shlex.quote(str(whole))
+    # (a bare name is looked up on the PATH: "./conjure")
+    return shlex.quote(str(inside) if len(inside.parts) > 1 else f"./{inside}")
 
 
 def program_here() -> str:

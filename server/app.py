@@ -164,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{how} self-signed certificate in {made.cert.parent.resolve()}", flush=True)
         if cert is not None:
             fingerprint = tlscert.fingerprint_of(cert)
+            tlscert.check_key_file(key)
             ctx = ssl_context(cert, key)
     except tlscert.TlsCertError as exc:
         print(f"conjure serve: {exc}", file=sys.stderr)

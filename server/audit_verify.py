@@ -42,7 +42,7 @@ from conjure.protocol import events as ev
 from conjure.protocol.commitment import check_reveal
 from conjure.protocol.deck import DeckError, default_deck
 from conjure.protocol.events import RULES_VERSION
-from conjure.protocol.names import BadName, enforce_name, name_key, same_name_key
+from conjure.protocol.names import BadName, enforce_name, name_keys
 from conjure.protocol.receiptsig import verify as verify_signature
 from conjure.protocol.statedir import RECEIPTS_DIR, SECRETS_FILE, receipt_file_name
 from conjure.protocol.text import escape_unshown, is_hex64
@@ -573,8 +573,8 @@ def _read(path: Path, audit: Audit) -> None:
             f"something else did. Records up to seq {seq - 1} verify."
             if seq
             else f"the log ends in a torn tail from line 1 (seq 0) on: {result.torn_reason}. "
-            "The game's last action was cut, and it was its very first append: no complete "
-            "record remains.",
+            "If a crash left it, the game's last action was cut, and it was its very first "
+            "append: no complete record remains.",
         )
 
 
@@ -1298,7 +1298,7 @@ def _check_names(audit: Audit, start: ev.GameStarted) -> None:
     enforced form, and no look-alike of a player already seated). Why: a log holding a name the
     server refuses was not written by it as it stands, and such a name (an unshown character,
     "Аnn" beside "Ann") is what a forger uses to pass one player's moves off as another's."""
-    #: each seated name by its keys (the look-alike one and the rules' one), the first kept
+    #: each seated name by its keys (protocol.names.name_keys: as look_alike compares), the first
     seated: dict[tuple[str, str], str] = {}
     for p in start.players:
         name = repr(p.name)
@@ -1316,7 +1316,7 @@ def _check_names(audit: Audit, start: ev.GameStarted) -> None:
                     f"line 1 (seq 0): seat {p.seat}'s name {name} is not as the server stores "
                     f"names: it stores {enforced!r}",
                 )
-        keys = (("looks", name_key(p.name)), ("rules", same_name_key(p.name)))
+        keys = name_keys(p.name)
         other = next((seated[k] for k in keys if k in seated), None)
         if other is None:
             seated.update(dict.fromkeys(keys, p.name))

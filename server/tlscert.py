@@ -115,6 +115,17 @@ def fingerprint_of(cert_file: Path) -> str:
         raise TlsCertError(f"{cert_file} holds no PEM certificate ({exc})") from exc
 
 
+def check_key_file(key_file: Path) -> None:
+    """TlsCertError unless ``key_file`` is a regular file of a key's size: OpenSSL opens it by
+    its path, so a FIFO there hung the start (a review)."""
+    try:
+        read_kept(key_file)
+    except NotKeptFile as exc:
+        raise TlsCertError(str(exc)) from exc
+    except OSError as exc:
+        raise TlsCertError(f"cannot read {key_file}: {reason(exc)}") from exc
+
+
 def _fingerprint_pem(data: bytes) -> str:
     cert = x509.load_pem_x509_certificates(data)[0]
     return fingerprint(cert.public_bytes(serialization.Encoding.DER))

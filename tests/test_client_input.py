@@ -7,6 +7,7 @@ Pure Session tests (``test_client_session.Harness``: no network, a state directo
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from conjure.protocol.messages import (
     Error,
     JoinRoom,
     KickPlayer,
+    PlayerView,
     PointView,
     ProposalView,
     Receipt,
@@ -1373,3 +1375,97 @@ def test_enter_alone_says_what_is_asked_when_the_table_waits_for_you(tmp_path):
     assert not s.submit("") and s.status is None
     prompt = "You are done; still open: v=vote c=challenge s=same: "
     assert cells(prompt) <= 78
+
+
+def _conjure_script(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    script = folder / "conjure"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_program_here_prints_a_path_with_a_space_as_one_word(tmp_path, monkeypatch):
+    """protocol/program.py ``_as_typed``: a venv in "my games" printed
+    ``my games/.venv/bin/conjure play …``, which a shell runs as the command ``my``."""
+    from conjure.protocol.program import program_here
+
+    script = _conjure_script(tmp_path / "my games" / ".venv" / "bin")
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    monkeypatch.setattr(sys, "argv", [str(script)])
+    monkeypatch.chdir(tmp_path)
+    printed = f"{program_here()} play ws://h:1 --room ABCD"
+    assert shlex.split(printed)[0] == str(script.relative_to(tmp_path))
+
+
+def test_leaving_with_a_deleted_working_folder_still_says_how_to_come_back(tmp_path, monkeypatch):
+    """protocol/program.py ``_as_typed`` calls ``Path.cwd()``, which raises FileNotFoundError
+    when the working folder was removed; ``farewell`` had no such dependency before (it printed
+    ``conjure play …``), so leaving a game now ends in a traceback instead of the lines."""
+    from conjure.client.app import farewell
+
+    script = _conjure_script(tmp_path / "venv" / "bin")
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    monkeypatch.setattr(sys, "argv", [str(script)])
+    s = Harness(tmp_path).session
+    s.token = "t" * 43
+    s.room, s.name = "ABCD", "Ann"
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    lines = farewell(s, local=False)
+    assert any("play" in line and "--room ABCD" in line for line in lines)
+
+
+def test_a_long_name_is_not_cut_for_the_spell_columns_blank_room(tmp_path):
+    """client/screen.py ``board_rows``: SPELL_ROOM's 20 blank cells are kept while ``_shrink``
+    takes the cells it lacks from the widest column, the name: at 80 columns a 22-cell name
+    (24 are allowed) with its ✦ ♛ tags shows "Bartholomew…" beside a spell column of "sky" and
+    16 blank cells. Before the change the whole name showed; "_shrink gives the room back" is
+    not what happens."""
+    h = Harness(tmp_path)
+    name = "Bartholomew Fitzgerald"
+    seated = [
+        PlayerView(
+            seat=p.seat,
+            id=p.id,
+            name=name if p.seat == 0 else p.name,
+            colour=p.colour,
+            connected=True,
+            you=p.seat == 0,
+            host=p.seat == 0,
+            spell=word,
+        )
+        for p, word in zip(players(0), ["sky", "moon", "star", None], strict=True)
+    ]
+    h.show(view("spell", turn=3, players=seated))
+    rows = [screen.plain(r.line) for r in screen.board_rows(h.session, 80)]
+    assert all(len(r) <= 80 for r in rows)
+    assert name in rows[1], rows[1]
+
+
+def test_final_standings_put_every_score_in_one_column_with_an_emoji_name(tmp_path):
+    """client/screen.py ``standing_rows`` measures ``name_w`` in cells but pads with
+    ``str.ljust`` (characters): a name with an emoji (two cells, one character) puts its score
+    one cell right of the others, the misalignment 395374d fixed in the reports."""
+    from conjure.protocol.cells import cells
+
+    h = Harness(tmp_path)
+    seated = [
+        PlayerView(
+            seat=p.seat,
+            id=p.id,
+            name="Ann🚀" if p.seat == 0 else p.name,
+            colour=p.colour,
+            connected=True,
+            you=p.seat == 0,
+            host=p.seat == 0,
+            score=10 - p.seat,
+        )
+        for p in players(0)
+    ]
+    h.show(view("over", players=seated, winners=[0]))
+    rows = [screen.plain(r.line) for r in screen.standing_rows(h.session, 80)][1:]
+    ends = {cells(r.split(" ★")[0].rstrip()) for r in rows if r.strip()[:1].isdigit()}
+    assert len(ends) == 1, rows

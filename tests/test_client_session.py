@@ -506,7 +506,7 @@ def test_review_keys_as_the_help_writes_them_with_spaces(tmp_path):
     h.show(view("review", players=published, proposals=[prop]))
     s.key("v")
     s.key(" ")
-    s.key("1")
+    s.key("x")
     assert s.status is not None and "y for yes, n for no" in s.status[1]
     now[0] += 5  # a while later: the refused key's burst is over
     s.key("n")
@@ -866,3 +866,43 @@ def test_a_word_with_a_symbol_is_asked_about_for_it_matches_only_itself(h):
     assert s.status is not None and "holds a symbol (🚀)" in s.status[1]
     s.key("y")
     assert isinstance(h.sent[-1], CommitSummon) and s.my_word() == "rocket🚀"
+
+
+def test_the_helps_v_1_y_votes_when_proposal_1_is_the_only_one(tmp_path):
+    """client/inputs.py ``_review_key`` (the ``("vote", pid)`` branch): with one open proposal,
+    ``v`` goes straight to "Proposal 1: y=yes n=no", and the help's own example ``'v 1 y'``
+    (client/texts.py HELP) now has its ``1`` refused as a stray key; key by key, that refusal
+    starts the ignored-keys pause, so the ``y`` typed right after is dropped, and as a typed
+    line the whole of ``v 1 y good`` is refused. Before b3c5432 the ``1`` did nothing and the
+    vote went through."""
+    from test_client_session import ProposalView
+
+    from conjure.protocol.messages import CastVote
+
+    now = [0.0]
+    h = Harness(tmp_path, clock=lambda: now[0])
+    s = h.session
+    published = players(0, Bob={"summon": "rocket", "valid": True})
+    prop = ProposalView(
+        id=0, kind="challenge", by=1, seats=[1], words=["rocket"], rule="noun", voters=[0, 2, 3]
+    )
+    h.show(view("review", players=published, proposals=[prop]))
+    assert s.submit("v 1 y good")  # the help's example as a typed line
+    assert h.sent[-1] == CastVote(proposal=0, yes=True, reason="good")
+
+
+def test_the_helps_v_1_y_typed_key_by_key_votes(tmp_path):
+    """As above, key by key at typing speed (the clock does not move)."""
+    from test_client_session import ProposalView
+
+    now = [0.0]
+    h = Harness(tmp_path, clock=lambda: now[0])
+    s = h.session
+    published = players(0, Bob={"summon": "rocket", "valid": True})
+    prop = ProposalView(
+        id=0, kind="challenge", by=1, seats=[1], words=["rocket"], rule="noun", voters=[0, 2, 3]
+    )
+    h.show(view("review", players=published, proposals=[prop]))
+    for k in "v 1 y":
+        s.key(k)
+    assert s.sub == ("vote", 0, True), (s.sub, s.status)

@@ -252,3 +252,26 @@ def test_leaving_a_finished_game_says_who_won_and_where_the_receipt_is(tmp_path,
         over, players=[msgspec.structs.replace(p, name=p.name * 5) for p in players[1:]]
     )
     assert all(len(line) <= 80 for line in local.summary(many, tmp_path, "g1"))
+
+
+def test_make_plays_resume_question_is_wrapped_in_cells():
+    """client/local.py ``fit_lines`` still wraps with ``textwrap`` in characters (the diff made
+    protocol/cells.py "one measure for the screen and the reports", and ``_final_lines`` beside
+    it uses ``wrap_words``): names of wide characters put the question's lines past 80 cells,
+    which the terminal breaks mid-word."""
+    from conjure.client.local import LastGame, fit_lines
+    from conjure.protocol.cells import cells
+
+    others = ["山田太郎さん", "佐藤花子さん", "鈴木一郎さん", "高橋美咲さん", "田中健太さん"]
+    last = LastGame(
+        url="ws://127.0.0.1:8765",
+        room="ABCD",
+        name="Ann",
+        game_id="g1",
+        replays="/r",
+        round=2,
+        rounds=6,
+        players=["Ann", *others],
+    )
+    lines = fit_lines(last.question())
+    assert all(cells(line) <= 80 for line in lines), [(cells(x), x) for x in lines]

@@ -505,3 +505,33 @@ def test_play_refuses_a_pin_that_cannot_apply(capsys):
     assert "not wss://" in capsys.readouterr().err
     assert run_client(Options(url="wss://127.0.0.1:1", create=True, pin="AB12")) == 2
     assert "not a certificate fingerprint" in capsys.readouterr().err
+
+
+def test_a_tls_key_path_that_is_a_fifo_is_refused_not_waited_on(tmp_path, monkeypatch, capsys):
+    """server/app.py ``ssl_context``: with ``--tls-cert``/``--tls-key`` the certificate goes
+    through ``read_kept`` (``fingerprint_of``) but the key is read only by OpenSSL's
+    ``load_cert_chain``, by path: a FIFO there still hangs the start (the hang d71b9f7 fixed for
+    the receipt key and the self-signed files)."""
+    made = tlscert.self_signed(tmp_path / "tls")
+    fifo = tmp_path / "key.pem"
+    os.mkfifo(fifo, 0o600)
+    monkeypatch.setenv("CONJURE_STATE_DIR", str(tmp_path / "state"))
+    parser = argparse.ArgumentParser()
+    server_app.add_arguments(parser)
+    args = parser.parse_args(
+        [
+            "--tls-cert",
+            str(made.cert),
+            "--tls-key",
+            str(fifo),
+            "--replays",
+            str(tmp_path / "replays"),
+            "--receipt-key",
+            str(tmp_path / "receipt-key.pem"),
+            "--port",
+            "0",
+        ]
+    )
+    with no_longer_than(5, "loading the TLS key"):
+        assert server_app.run(args) == 2
+    assert "not a regular file" in capsys.readouterr().err
