@@ -489,3 +489,26 @@ async def test_a_computer_conjurer_gives_the_table_time_to_read_the_results():
     at_once = Bot(BotOptions(url="ws://127.0.0.1:1", room="ABCD", delay=(0.0, 0.0)), NamePool())
     at_once.view = later
     assert at_once._delay_for(action.kind) == 0.0
+
+
+def test_what_bots_say_is_wrapped_between_words_in_a_terminal(monkeypatch):
+    """Seen at 80 columns: a bot's long line broke as "different thi" / "ngs"."""
+    import io
+
+    from conjure.client.bots.runner import bot_log
+    from conjure.protocol.cells import cells
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    line = "[Ada] voted no on proposal 2: " + "'umbrella' and 'parasol' are different things " * 3
+    monkeypatch.setenv("COLUMNS", "80")
+    shown = Terminal()
+    bot_log(shown, quiet=False)(line)
+    rows = shown.getvalue().splitlines()
+    assert len(rows) > 1 and all(cells(r) <= 80 for r in rows)
+    assert " ".join(r.strip() for r in rows) == line.strip()
+    piped = io.StringIO()
+    bot_log(piped, quiet=False)(line)
+    assert piped.getvalue() == line + "\n"

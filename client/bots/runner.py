@@ -20,11 +20,16 @@ import contextlib
 import os
 import random
 import re
+import shutil
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import trio
+
+from conjure.protocol.cells import wrap_words
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -146,6 +151,20 @@ def _delay(text: str) -> tuple[float, float] | str:
         return str(exc)
 
 
+def bot_log(out: Any, quiet: bool) -> Callable[[str], None]:
+    """What the bots say, printed to ``out``: in a terminal wrapped between words under the
+    bot's name (the terminal broke "different thi" / "ngs", seen at 80 columns); to a pipe or a
+    file one line each. ``quiet``: only what went wrong."""
+    width = shutil.get_terminal_size().columns if out.isatty() else None
+
+    def log(line: str) -> None:
+        if not quiet or "refused" in line or "could not" in line or "unexpected" in line:
+            lines = [line] if width is None else wrap_words(line, width, "", "    ")
+            print("\n".join(lines), file=out, flush=True)
+
+    return log
+
+
 async def main(
     url: str,
     room: str,
@@ -167,9 +186,7 @@ async def main(
     base = seed if seed is not None else random.SystemRandom().randrange(1_000_000)
     store = StateDir(state_dir) if state_dir else None
 
-    def log(line: str) -> None:
-        if not quiet or "refused" in line or "could not" in line or "unexpected" in line:
-            print(line, file=out, flush=True)
+    log = bot_log(out, quiet)
 
     saved = [e["name"] for e in saved_bots(store, url, room)] if store is not None else []
     if saved:
