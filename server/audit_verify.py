@@ -45,11 +45,13 @@ from conjure.protocol.events import RULES_VERSION
 from conjure.protocol.names import BadName, enforce_name, name_keys
 from conjure.protocol.receiptsig import verify as verify_signature
 from conjure.protocol.statedir import RECEIPTS_DIR, SECRETS_FILE, receipt_file_name
+from conjure.protocol.structs import struct_tag
 from conjure.protocol.text import escape_unshown, is_hex64
 from conjure.protocol.wording import signed
 from conjure.protocol.words import word_fingerprint
 from conjure.server.logformat import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
 from conjure.server.redecide import redecide
+from conjure.server.rules import commands as cmd
 from conjure.server.rules.evolve import evolve
 from conjure.server.rules.legacy import upgrade
 from conjure.server.rules.legality import first_illegal
@@ -824,6 +826,8 @@ class _Replay:
                 raise ValueError("a second game_started")
             return
         assert g is not None
+        if rec.cmd is not None and rec.cmd.get("kind") in _PLAYER_MOVES:
+            self.in_time(step, rec.cmd, g, r)
         number = getattr(e, "round", None)
         if kind is ev.RoundStarted:
             assert isinstance(e, ev.RoundStarted)
@@ -863,14 +867,36 @@ class _Replay:
         if kind in _SEAT_ACTS and getattr(e, "by", 0) is not None:
             self.last_act = step
         now = g.round.number if g.round is not None else 0
-        cmd = rec.cmd
-        if cmd is not None and isinstance(cmd.get("seat"), int) and cmd.get("kind") != "presence":
-            key = (cmd["seat"], now, "actions")
+        logged = rec.cmd
+        if (
+            logged is not None
+            and isinstance(logged.get("seat"), int)
+            and logged.get("kind") != "presence"
+        ):
+            key = (logged["seat"], now, "actions")
             self.counts[key] = self.counts.get(key, 0) + 1
         if isinstance(e, ev.PresenceChanged):
             self.presence.setdefault(e.seat, []).append((len(self.a.steps) - 1, step, now))
             key = (e.seat, now, "presence")
             self.counts[key] = self.counts.get(key, 0) + 1
+
+    def in_time(self, step: Step, command: dict[str, Any], g: Game, r: RoundAudit | None) -> None:
+        """A3: a move made once its phase's time had run out. The server's clock closes a phase
+        before it takes the next request (the rules of version 2 leave the order to it), so such
+        a move was let in: by a server that let a friend commit after the summon closed, say."""
+        now = command.get("now")
+        if g.over or g.paused or g.deadline is None or not isinstance(now, int | float):
+            return
+        if now >= g.deadline:
+            seat = command.get("seat")
+            who = self.a.name(seat) if isinstance(seat, int) and seat in g.seats else "a player"
+            self.problem(
+                "rules",
+                f"{step.where}: {who}'s {one_line(str(command.get('kind')))} is dated "
+                f"{now - g.deadline:.3f} s after the {g.phase} phase's deadline: when time runs "
+                "out the phase closes first (A3), so this move came too late to be taken",
+                r,
+            )
 
     def committed(self, step: Step, e: ev.Committed, g: Game, r: RoundAudit | None) -> None:
         assert r is not None and g.round is not None
@@ -1143,6 +1169,27 @@ _CHECKED: frozenset[type] = frozenset(
 
 #: Events that are a seat's own action: someone was connected when they were logged (a
 #: ``player_skipped`` with no ``by`` is the table's, not a seat's).
+#: The logged commands a player's message makes (the others are the server's: its clock, the
+#: comings and goings it saw, the host role passed on, an abandoned game).
+_PLAYER_MOVES: frozenset[str] = frozenset(
+    struct_tag(kind)
+    for kind in (
+        cmd.ChooseCard,
+        cmd.WriteSpell,
+        cmd.MarkBoards,
+        cmd.Commit,
+        cmd.Reveal,
+        cmd.Challenge,
+        cmd.ProposeSame,
+        cmd.Vote,
+        cmd.Done,
+        cmd.Pause,
+        cmd.Resume,
+        cmd.Skip,
+        cmd.Kick,
+    )
+)
+
 _SEAT_ACTS: frozenset[type] = frozenset(
     {
         ev.CardChosen,

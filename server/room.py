@@ -395,10 +395,10 @@ class Room:
                         )
                     finally:
                         item.done.set()
-            if self._presence:
-                await self._log_presence()
             if self._dealing is not None and not self._dealing.waiting:
                 await self._finish_deal()
+            if self._presence:  # (after a start: who was away when it began, too)
+                await self._log_presence()
             self._note_empty()
             if self._finished():
                 return
@@ -534,9 +534,16 @@ class Room:
             self._broadcast([f"{self._roster().name(to)} is now the host ({reason})."])
             return
         if self._running():
-            i = self._roster().seat(to)
+            roster = self._roster()
+            i = roster.seat(to)
+            gone = roster.seat(roster.host) if roster.host is not None else None
             assert i is not None
-            await self._execute(cmd.PassHost(now=self.config.clock(), to=i, reason=reason))
+            # The role passes because its holder went: a coming and going of theirs, counted
+            # in that budget (a review: a host leaving and coming back again and again grew
+            # the log without bound, one host_changed a time). Over it, the role stays.
+            charge = self._budget(gone, "presence") if gone is not None else (lambda: None)
+            if await self._execute(cmd.PassHost(now=self.config.clock(), to=i, reason=reason)):
+                charge()
 
     def _attach(self, conn: Viewer, player_id: str) -> None:
         """Bind ``conn`` to a seat; an older connection for the seat is replaced. A seat taken,
@@ -744,7 +751,10 @@ class Room:
         conn.close("you left the game; your seat is kept and your token resumes it")
         self._broadcast([f"{name} left the table."])
         if pid == self._roster().host:
-            await self._pass_host("the host left")
+            try:
+                await self._pass_host("the host left")
+            except Refusal as e:  # over the leaver's budget: the timer tries again later
+                log.info("room %s: host not passed: %s", self.code, e.message)
 
     def _change_settings(self, conn: Viewer, msg: m.ChangeSettings) -> None:
         pid = self.members.acting(conn, self)
@@ -900,6 +910,11 @@ class Room:
         self.lobby = None
         log.info("room %s: game %s started (%d players)", self.code, game_id, len(players))
         self._apply(events, records, state)
+        # A seat that went during the lobby or the deal starts the game away, in its log too
+        # (a review: the start was logged as if everyone were there).
+        for p in players:
+            if p.id not in self.conns:
+                self._note_presence(p.id, False)
 
     async def _game_commands(self, conn: Viewer, msg: m.ClientMsg) -> None:
         """``msg``, and the game commands queued right behind it, decided one after another and
@@ -919,7 +934,13 @@ class Room:
         is due.
         """
         self.members.acting(conn, self)  # one who may not act is told so first
+        now = self.config.clock()  # the group's one time: each deadline is judged against it
         g = self.game
+        deadline = None if g is None or g.over or g.paused else g.deadline
+        if deadline is not None and now >= deadline:
+            # Due since the loop looked: the clock goes first (A3), as between two requests.
+            await self._on_timer()
+            g, now = self.game, self.config.clock()
         if g is None:
             raise Refusal("not_started", "The game has not started yet.")
         if self.stalled_retry is not None:
@@ -927,14 +948,14 @@ class Room:
         acted = self._this_round()
         pending: dict[tuple[int, Budget], int] = {}
         group: list[Decided] = []
-        state = self._decide_one(conn, msg, g, acted, pending, group)
+        state = self._decide_one(conn, msg, g, now, acted, pending, group)
         taken: list[Request] = []
         # A kick ends its group as it begins one: the removed player sees the update that
         # removes them, and no move decided after it.
         alone = isinstance(msg, m.KickPlayer) or not self._inbox
-        most = 1 if alone or self._next_wake() <= self.config.clock() else GROUP_MOST
+        most = 1 if alone or self._next_wake() <= now else GROUP_MOST
         try:
-            while self._inbox and len(group) < most and self._goes_on(g, state):
+            while self._inbox and len(group) < most and self._goes_on(g, state, now):
                 nxt = self._inbox[0]
                 if (
                     not isinstance(nxt, Request)
@@ -944,7 +965,9 @@ class Room:
                     break
                 if nxt.conn.open:
                     try:
-                        state = self._decide_one(nxt.conn, nxt.msg, state, acted, pending, group)
+                        state = self._decide_one(
+                            nxt.conn, nxt.msg, state, now, acted, pending, group
+                        )
                     except Refusal:
                         break
                 self._inbox.popleft()
@@ -964,7 +987,7 @@ class Room:
             return self.lobby is None
         return isinstance(msg, _GAME_MSGS)
 
-    def _goes_on(self, g: Game, state: Game) -> bool:
+    def _goes_on(self, g: Game, state: Game, now: float) -> bool:
         """Whether a group that started on ``g`` and has led to ``state`` may take one more
         command: not once the round has changed or the game ended, nor once the phase's
         deadline is due (the room's timer goes first, as it would between two requests)."""
@@ -974,13 +997,14 @@ class Room:
 
         if state.over or number(state) != number(g):
             return False
-        return state.paused or state.deadline is None or self.config.clock() < state.deadline
+        return state.paused or state.deadline is None or now < state.deadline
 
     def _decide_one(
         self,
         conn: Viewer,
         msg: m.ClientMsg,
         state: Game,
+        now: float,
         acted: dict[tuple[int, Budget], int],
         pending: dict[tuple[int, Budget], int],
         group: list[Decided],
@@ -991,7 +1015,7 @@ class Room:
         pid = self.members.acting(conn, self)
         seat = self._roster().seat(pid)
         assert seat is not None
-        command = to_command(msg, seat, self.config.clock())
+        command = to_command(msg, seat, now)
         if command is None:
             raise Refusal("unexpected", f"{msg_tag(msg)!r} is not possible here.")
         kinds: list[Budget] = ["actions"]

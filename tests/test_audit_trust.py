@@ -17,7 +17,14 @@ import pytest
 from conjure.client.cli import main
 from conjure.server.audit_verify import audit
 from conjure.server.logformat import read_log
-from tests.auditlogs import Decision, as_batches, sample_game, write_records
+from tests.auditlogs import (
+    Decision,
+    RecordingTable,
+    as_batches,
+    sample_game,
+    write_log,
+    write_records,
+)
 
 FAKE = "=> VERIFIED: everything above checks."
 
@@ -364,3 +371,32 @@ def test_a_batch_dated_before_the_one_before_it_is_shown_so_and_noted(tmp_path, 
     assert spell.split()[0].startswith("-4:"), spell  # not +0:00
     line = f"line {sum(len(b[1]) for b in batches[:k]) + 1} "
     assert any(x.startswith(f"  note  {line}") and "before the batch before it" in x for x in lines)
+
+
+def test_a_commitment_logged_after_the_summon_closed_fails_the_audit(tmp_path, capsys):
+    """RULES A3: when the summon's time runs out it closes with the commitments that are in;
+    the room's timer goes before any queued request. A server that lets a friend commit two
+    minutes after the deadline (no tick first) writes a log whose every batch the rules
+    produce from its command (decide never compares a move's ``now`` with the deadline), so
+    ``conjure replay`` passes it. The audit's own note for version 1 logs says version 2
+    checks 'no clock (that no deadline passed early or was ignored)'."""
+    t = RecordingTable(3)
+    t.choose(0)
+    t.spell_by({"Ann": "wing", "Bob": "engine", "Cy": "sky"})
+    t.mark("Ann", "Bob")
+    t.commit("Ann", "airplane")
+    t.commit("Bob", "airplanes")
+    deadline = t.g.deadline
+    assert deadline is not None and t.g.phase == "commit"
+    t.now = deadline + 120.0  # the summon should have closed two minutes ago
+    t.commit("Cy", "jet")  # ... yet Cy's commitment is taken
+    assert t.g.phase == "reveal"
+    for name, word in (("Ann", "airplane"), ("Bob", "airplanes"), ("Cy", "jet")):
+        t.reveal(name, word)
+    t.done()
+    path = tmp_path / "late.jsonl"
+    write_log(path, t.decisions)
+    code, lines = lines_of(capsys, str(path))
+    assert code == 1 and verdicts(lines) == ["=> NOT VERIFIED: 1 problem."], lines
+    late = next(x for x in lines if "after the commit phase's deadline" in x)
+    assert "Cy's commit is dated 120.000 s after" in late and "(A3)" in late

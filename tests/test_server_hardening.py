@@ -748,3 +748,143 @@ async def test_resuming_the_seat_a_connection_already_holds_is_told_nobody(serve
         await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "still here")
         lines = [f for x in ann.received if isinstance(x, m.Update) for f in x.feed]
         assert not [f for f in lines if "is back" in f], lines
+
+
+async def test_host_role_bounced_between_seats_is_within_the_round_budget(start_server):
+    """A player's records in one round are bounded (max_actions_per_round for actions and,
+    apart, for comings and goings). One person holding the seats of their own room makes the
+    host leave (the role passes: a host_changed record), resumes the seat, and the new host
+    leaves in turn: each leave logs a host_changed that no budget counts, so the log grows
+    without end within one round (presence stops being logged at its budget; the host changes
+    do not)."""
+    budget = 3
+    server = await start_server(max_actions_per_round=budget, max_changes_per_round=budget)
+    settings = RoomSettings(limits=NO_CLOCKS)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], settings) as table:
+        await start_game(table)
+        room = table[0].room
+        assert room is not None
+        tokens = {c.seat: c.token for c in table}
+        cycles = 12
+        async with contextlib.AsyncExitStack() as stack:
+            watcher = await stack.enter_async_context(open_client(server.url, "Spec"))
+            await watcher.watch(room)
+            await watcher.wait_view(lambda v: v.round == 1)
+            holders = {c.seat: c for c in table}
+            for k in range(cycles):
+                host = watcher.view.host if watcher.view else None
+                assert host in holders, host
+                leaving = holders[host]
+                await leaving.send(m.Leave())
+                await leaving.wait_closed()
+                await watcher.wait_view(lambda v, h=host: not v.players[h].connected)
+                again = await stack.enter_async_context(open_client(server.url, f"again{k}"))
+                token = tokens[host]
+                assert token is not None
+                await again.resume(room, token)
+                await watcher.wait_view(lambda v, h=host: v.players[h].connected)
+                holders[host] = again
+        game_id = watcher.view.game_id if watcher.view else None
+    log = read_log(server.replays / f"{game_id}.jsonl")
+    changes = [r for r in log.records if r.type == "host_changed"]
+    presence = [r for r in log.records if r.type == "presence_changed"]
+    # Presence held to its budget (3 seats x budget); host changes should be too.
+    assert len(presence) <= 3 * budget, len(presence)
+    assert len(changes) <= 3 * budget, (
+        f"{len(changes)} host_changed records in one round from {cycles} leaves: the host "
+        "role bounced by leaving is counted by no budget, so the log grows without bound"
+    )
+
+
+async def test_a_seat_that_went_during_the_deal_is_logged_away(start_server):
+    """Presence is a fact of the game's record (docs/LOG.md presence_changed: "a seat's
+    connection went or came back, as the room saw it"). Cy's connection goes while the cards
+    are dealt; the game starts with Cy away (every view says ``connected: false``), yet the log
+    never says so: the start is logged as if every seat were there, Cy's going is noted only
+    while the room is a lobby (and so dropped), and Cy coming back is not logged either (the
+    log already has Cy present)."""
+    server = await start_server(deal_timeout=2.0)
+    settings = RoomSettings(limits=NO_CLOCKS)
+    async with contextlib.AsyncExitStack() as stack:
+        table = [
+            await stack.enter_async_context(open_client(server.url, n))
+            for n in ("Ann", "Bob", "Cy")
+        ]
+        table[2].link.contribute = False  # Cy's client goes before it gives its share
+        code = await table[0].create(settings)
+        for c in table[1:]:
+            await c.join(code)
+        await table[0].wait_view(lambda v: len(v.players) == 3)
+        await table[0].send(m.StartGame())
+        await table[2].recv_until(lambda x: isinstance(x, m.DealOpen))
+        await table[2].ws.aclose()
+        with trio.fail_after(10):
+            v = await table[0].wait_view(lambda v: v.round == 1)
+        assert not v.players[2].connected  # the room knows Cy is away
+        room = server.rooms[code]
+        # (logged right after the start, once the start is durable and told)
+        await wait_until(lambda: room.game is not None and 2 in room.game.away, what="Cy away")
+        assert room.game is not None
+        away = set(room.game.away)
+        in_state = 2 in away
+        log = read_log(server.replays / f"{v.game_id}.jsonl")
+        gone = [r for r in log.records if r.type == "presence_changed" and r.data["seat"] == 2]
+    assert in_state and gone, (
+        f"Cy is away in every view, but the game's state has away={away} and the "
+        f"log holds {len(gone)} presence_changed record(s) for Cy"
+    )
+
+
+async def test_a_restart_with_everyone_back_at_once_goes_on(start_server, tmp_path):
+    """Mid-reveal, the server stops; on restart all three seats resume at the same moment and
+    the one who had not revealed reveals at once (pipelined behind its resume)."""
+    from conjure.client.cli import main
+
+    server = await start_server()
+    settings = RoomSettings(limits=NO_CLOCKS)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], settings) as table:
+        await start_game(table)
+        ann, bob, cy = table
+        await ann.choose(0)
+        for c in table:
+            await c.wait_view(lambda v, s=c.seat: v.phase == "spell" and v.turn == s)
+            await c.spell({"Ann": "wing", "Bob": "engine", "Cy": "sky"}[c.name])
+        await ann.wait_view(lambda v: v.phase == "mark")
+        await ann.mark([0, 1])
+        for c, w in zip(table, ("airplane", "airplanes", "jet"), strict=True):
+            await c.wait_view(lambda v: v.phase == "commit")
+            await c.commit(w)
+        for c in (ann, bob):
+            await c.wait_view(lambda v: v.phase == "reveal")
+            await c.reveal()
+        await cy.wait_view(lambda v: v.players[1].revealed and v.players[0].revealed)
+        code, game_id = ann.room, ann.view.game_id
+        tokens = [c.token for c in table]
+        secret = cy.secrets[1]
+    await server.aclose()
+    server = await start_server()
+    async with contextlib.AsyncExitStack() as stack:
+        again = [
+            await stack.enter_async_context(open_client(server.url, n)) for n in ("A", "B", "C")
+        ]
+
+        async def back(i: int) -> None:
+            c = again[i]
+            await c.send(m.ResumeSeat(room=code, token=tokens[i]))
+            if i == 2:
+                word, nonce = secret
+                await c.send(m.RevealSummon(word=word, nonce=nonce.hex()))
+
+        async with trio.open_nursery() as n:
+            for i in range(3):
+                n.start_soon(back, i)
+        with trio.fail_after(10):
+            v = await again[0].wait_view(lambda v: v.phase == "review")
+        assert v.players[2].summon == "jet"
+        errors = [x for c in again for x in c.received if isinstance(x, m.Error)]
+        assert not errors, errors
+        for c in again:
+            await c.send(m.ReviewDone())
+        with trio.fail_after(10):
+            await again[0].wait_view(lambda v: len(v.results) == 1)
+    assert main(["replay", str(server.replays / f"{game_id}.jsonl"), "--no-state-dir"]) == 0
