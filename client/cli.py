@@ -93,6 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(module.run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except BaseExceptionGroup as group:  # Ctrl-C inside a Trio nursery comes wrapped
+        if group.split(KeyboardInterrupt)[1] is None:
+            return 130  # (a newcomer's Ctrl-C on conjure bot printed a traceback)
+        raise
     except BrokenPipeError:
         # `conjure replay LOG | head`: the reader left; say nothing more (Python docs' recipe).
         devnull = os.open(os.devnull, os.O_WRONLY)

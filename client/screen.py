@@ -41,6 +41,7 @@ from conjure.client.texts import (
 from conjure.protocol.cells import ljust
 from conjure.protocol.events import CASE_TEXT, RULE_TEXT
 from conjure.protocol.messages import PlayerView, ProposalView, ResultView, View
+from conjure.protocol.program import program_here
 from conjure.protocol.wording import join_command, names_list, stars, watch_command
 
 PHASE_NAMES = {
@@ -722,11 +723,12 @@ def left_room_rows(session: Session, width: int = 80) -> list[Row]:
         out += _rows("", "The game goes on without you.", width, 0, "  ")
         if v.settings.spectators:
             out += _rows("", "To watch it, quit (Ctrl-Q) and run:", width, 0, "  ")
-            for text in wrap(watch_command(session.server, v.room), width, "    ", "      "):
+            here = watch_command(session.server, v.room, program_here())  # (run here)
+            for text in wrap(here, width, "    ", "      "):
                 out.append(Row([("class:you", text)]))
         return out
     out += _rows("", "To play on, quit (Ctrl-Q) and make a room of your own:", width, 0, "  ")
-    command = join_command(session.server, name=session.name or "")
+    command = join_command(session.server, name=session.name or "", program=program_here())
     for text in wrap(command, width, "    ", "      "):
         out.append(Row([("class:you", text)]))
     out += _rows("", "or join another with --room CODE in place of --create.", width, 0, "  ")

@@ -62,6 +62,7 @@ from conjure.protocol.messages import (
     Welcome,
 )
 from conjure.protocol.names import name_problem
+from conjure.protocol.program import program_here
 from conjure.protocol.receiptsig import verify
 from conjure.protocol.wording import watch_command
 
@@ -425,7 +426,7 @@ class Session(Inputs):
             if msg.code == "already_started":
                 # Nothing to retype: only the game's own players can come back (with their seat).
                 # Where to go from here: a late friend can still watch (a dead end otherwise).
-                self.watch_instead = watch_command(self.server, self.room or "")
+                self.watch_instead = watch_command(self.server, self.room or "", program_here())
                 self.ended = f"the game in room {self.room} has started without you"
                 self.join_error = None
                 self.join_field = None

@@ -37,10 +37,11 @@ def names_list(names: Sequence[str], empty: str = "") -> str:
 NAME_PLACEHOLDER = "YOU"
 
 
-def watch_command(url: str, room: str) -> str:
+def watch_command(url: str, room: str, program: str = "conjure") -> str:
     """The command that watches ``room``'s game as a spectator (a pinned server's certificate
-    is remembered by the client that met it)."""
-    return f"conjure watch {url} --room {room}"
+    is remembered by the client that met it); ``program``: how this machine runs conjure, for a
+    line run here (``protocol.program.program_here``)."""
+    return f"{program} watch {url} --room {room}"
 
 
 def not_on_path_note(program: str) -> str | None:
@@ -51,11 +52,14 @@ def not_on_path_note(program: str) -> str | None:
     return f"(on this machine, where conjure is not on the PATH: {program} play …)"
 
 
-def join_command(url: str, *, room: str = "", pin: str = "", name: str = "") -> str:
+def join_command(
+    url: str, *, room: str = "", pin: str = "", name: str = "", program: str = "conjure"
+) -> str:
     """The command a player types to join: into ``room`` (a code, or ``CODE`` to fill in), or to
     make a room when ``room`` is empty; ``pin`` is the server's certificate fingerprint; ``name``
-    the player's own (quoted for a shell), else the placeholder to put one for."""
+    the player's own (quoted for a shell), else the placeholder to put one for; ``program`` as
+    for :func:`watch_command` (the default is the installed command of everyone else's machine)."""
     pinned = f" --pin {pin}" if pin else ""
     where = f"--room {room}" if room else "--create"
     who = shlex.quote(name) if name else NAME_PLACEHOLDER
-    return f"conjure play {url}{pinned} --name {who} {where}"
+    return f"{program} play {url}{pinned} --name {who} {where}"

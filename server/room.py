@@ -126,6 +126,13 @@ class Dealing:
     contributions: dict[int, str] = field(default_factory=dict)
 
 
+#: Why a room with a password admits no spectators once the server restarted.
+NO_SPECTATORS_AFTER_RESTART = (
+    "This room has a password, which the server does not keep across a restart, so since its "
+    "restart it admits no spectators; its players come back with their seats."
+)
+
+
 class Request:
     """A decoded client message for this room; ``done`` is set once it has been handled.
 
@@ -610,7 +617,8 @@ class Room:
     async def _on_request(self, conn: Viewer, msg: m.ClientMsg) -> None:
         if not conn.open:  # it went while the request waited: nobody to act for or answer
             return
-        if self._dealing is not None and isinstance(msg, _LOBBY_CHANGES):
+        # (a spectator changes no table: it may stop watching, and is told what it may not do)
+        if self._dealing is not None and isinstance(msg, _LOBBY_CHANGES) and not conn.spectator:
             raise Refusal("dealing", DEALING)
         match msg:
             case m.CreateRoom():
@@ -711,6 +719,10 @@ class Room:
     def _watch(self, conn: Viewer, msg: m.Watch) -> None:
         self._not_member(conn)
         if not self.settings.spectators:
+            g = self.game
+            if g is not None and g.setup.spectators and g.setup.private:  # (seen: "does not
+                # allow spectators" of a room that did, before the server restarted)
+                raise Refusal("no_spectators", NO_SPECTATORS_AFTER_RESTART)
             raise Refusal("no_spectators", "This room does not allow spectators.")
         check_password(self.password, msg.password)
         allowed = self.spectator_limit()

@@ -50,3 +50,44 @@ def test_version_is_the_one_in_pyproject():
     out = conjure("--version")
     assert out.returncode == 0, out.stderr
     assert out.stdout == f"conjure {declared['project']['version']}\n"
+
+
+def test_ctrl_c_on_conjure_bot_stops_it_without_a_traceback(tmp_path):
+    """A newcomer's Ctrl-C on ``conjure bot`` printed an exception group's traceback; and with no
+    server it said "connection lost ... reconnecting" again and again, never having connected."""
+    import os
+    import signal
+    import socket
+    import time
+
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "CONJURE_STATE_DIR": str(tmp_path)}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "conjure.client.cli",
+            "bot",
+            f"ws://127.0.0.1:{port}",
+            "--room",
+            "ABCD",
+            "--count",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        time.sleep(3)  # it retries for a while: no more than one line about it
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Traceback" not in out
+    said = [x for x in out.splitlines() if "trying again" in x]
+    assert len(said) == 1 and "cannot reach the server" in said[0], out

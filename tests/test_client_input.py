@@ -739,7 +739,9 @@ def test_joining_a_started_game_ends_without_asking_for_the_code_again(tmp_path)
     assert "has started without you" in s.status[1]
     assert not s.joined_once
     # Not a dead end (seen with a late friend): the feed says how to watch the game instead.
-    assert s.watch_instead == f"conjure watch {s.server} --room ABCD"
+    from conjure.protocol.program import program_here
+
+    assert s.watch_instead == f"{program_here()} watch {s.server} --room ABCD"  # (run here)
     assert s.feed[-1].text.endswith(f"to watch it, quit (Ctrl-Q) and type: {s.watch_instead}")
     assert s.prompt() == "Ctrl-Q quits. " and "Enter send" not in s.key_help()
 

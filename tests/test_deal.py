@@ -95,6 +95,13 @@ async def test_the_table_is_fixed_while_it_is_dealt(start_server):
         late = await stack.enter_async_context(open_client(server.url, "Late"))
         await late.send(m.JoinRoom(room=code, name="Late"))
         await late.expect_error("dealing")
+        # A spectator changes no table: told what it may not do, and free to stop watching.
+        eve = await stack.enter_async_context(open_client(server.url, "Eve"))
+        await eve.watch(code)
+        await eve.send(m.KickPlayer(seat=1))
+        await eve.expect_error("spectator")
+        await eve.send(m.Leave())
+        await eve.wait_closed()
         await table[0].send(m.StartGame())
         await table[0].expect_error("dealing")
         for c in table:

@@ -888,3 +888,21 @@ async def test_a_restart_with_everyone_back_at_once_goes_on(start_server, tmp_pa
         with trio.fail_after(10):
             await again[0].wait_view(lambda v: len(v.results) == 1)
     assert main(["replay", str(server.replays / f"{game_id}.jsonl"), "--no-state-dir"]) == 0
+
+
+async def test_a_password_room_after_a_restart_says_why_it_admits_no_spectator(start_server):
+    """Seen: a spectator of a password room, after the server's restart, read "This room does
+    not allow spectators." of a room that did (the password is never logged)."""
+    from conjure.server.room import NO_SPECTATORS_AFTER_RESTART
+
+    server = await start_server()
+    settings = RoomSettings(limits=NO_CLOCKS)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], settings, password="hunter2") as t:
+        await start_game(t)
+        code = t[0].room
+    await server.aclose()
+    server = await start_server()
+    async with open_client(server.url, "Eve") as eve:
+        await eve.send(m.Watch(room=code, password="hunter2"))
+        err = await eve.expect_error("no_spectators")
+        assert err.message == NO_SPECTATORS_AFTER_RESTART

@@ -249,6 +249,7 @@ class Bot:
         self.status: str | None = None  # set once the bot is finished: "over", or why not
         self.exit_code = 0
         self.connections = 0
+        self._retrying: str | None = None  #: the retry line said last (not said again)
         self.record = Record()
         self._secrets: dict[tuple[str, int], list[_Secret]] = {}  # newest last
         self._targets: dict[tuple[str, int], str] = {}
@@ -357,7 +358,13 @@ class Bot:
         if not wire.expected(exc):
             self.say("unexpected failure:\n" + "".join(traceback.format_exception(exc)))
         else:
-            self.say(f"connection lost ({wire.describe(exc)}); reconnecting")
+            # Said once while it lasts (a newcomer's screen filled with it, the server being
+            # down), and never "lost" before a first connection.
+            what = "connection lost" if self.connections else "cannot reach the server"
+            line = f"{what} ({wire.describe(exc)}); trying again"
+            if line != self._retrying:
+                self._retrying = line
+                self.say(line)
 
     async def _connect_once(self) -> None:
         async with wire.connect(
@@ -366,6 +373,7 @@ class Bot:
             self._link = link
             try:
                 self.connections += 1
+                self._retrying = None  # (a later failure is news again)
                 self._sent.clear()
                 self._last_key.clear()
                 await self._join(link)
