@@ -49,11 +49,12 @@ from conjure.client.net import Connection
 from conjure.client.pins import KnownServers, Trust, pin_problem
 from conjure.client.session import Session, name_problem, parse_limits
 from conjure.client.statefile import ENV_LOCAL_SERVER, RECEIPT_LINE, StateDir, home_short
+from conjure.protocol.cells import wrap_words
 from conjure.protocol.deck import DeckError, load_deck
 from conjure.protocol.house import HOUSE_RULES, canonical
 from conjure.protocol.messages import ClientMsg, RoomSettings
 from conjure.protocol.program import program_here
-from conjure.protocol.wording import NAME_PLACEHOLDER
+from conjure.protocol.wording import NAME_PLACEHOLDER, final_words
 
 DEFAULT_URL = "ws://localhost:8765"
 
@@ -520,7 +521,7 @@ def run_client(opts: Options) -> int:
             or s.gave_up
             or s.ended
             or last_word
-            or ("nothing was joined" if sys.stdin.isatty() else "standard input is not a terminal")
+            or ("you quit before" if sys.stdin.isatty() else "standard input is not a terminal")
         )
         print(f"conjure: no room was joined ({why})", file=sys.stderr)
         if s.watch_instead:
@@ -544,6 +545,8 @@ def farewell(s: Session, *, local: bool) -> list[str]:
         return [f"Stopped watching room {s.room}."]
     if s.view is not None and s.view.phase == "over":
         over = [f"Left room {s.room}: its game is over."]
+        if not local:  # who won, as make play's own summary says it (missed here: seen)
+            over += wrap_words(final_words(s.view), 80, "  ", "    ")
         if s.view.game_id and not local:  # (make play names the log in its own summary)
             # Which log is this game's: a player could not tell among the server's (seen in a
             # friends' game; the id was on no screen).

@@ -587,21 +587,11 @@ def summary(view, replays: Path, game_id: str | None, receipt: Path | None = Non
 
 
 def _final_lines(view) -> list[str]:
-    """Who won, and everyone's total, as the final standings rank them (wrapped at 80)."""
+    """Who won, and everyone's total (wrapped at 80)."""
     from conjure.protocol.cells import wrap_words
-    from conjure.protocol.wording import names_list
+    from conjure.protocol.wording import final_words
 
-    ranked = sorted(view.players, key=lambda p: (-p.score, p.seat))
-    scores = ", ".join(
-        f"{p.name} {p.score}" + (" ★" if p.seat in view.winners else "") for p in ranked
-    )
-    if view.abandoned:
-        said = f"The game was abandoned, with no winner: {scores}."
-    else:
-        winners = names_list([p.name for p in ranked if p.seat in view.winners])
-        verb = "wins" if len(view.winners) == 1 else "share the win"
-        said = f"Game over: {winners} {verb}. Totals: {scores}."
-    return wrap_words(said, SUMMARY_WIDTH, "", "  ")
+    return wrap_words(final_words(view), SUMMARY_WIDTH, "", "  ")
 
 
 def _from_here(path: Path) -> Path:

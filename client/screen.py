@@ -330,14 +330,14 @@ def _cell(text: str, width: int) -> str:
 
 #: The presence column's width once a game is under way: its usual words and two spaces (with
 #: one, "done breakfast" read as a spell word at 80x24).
-PRESENCE_W = len("done  ")
+PRESENCE_W = len("removed  ")  # the longest word of the column: it moved as a seat was skipped
 #: The cells a round's spell word column keeps from its start (most spell words fit).
 SPELL_ROOM = 20
 
 
 def _presence(p: PlayerView, v: View) -> str:
-    if p.kicked:
-        return "left"
+    if p.kicked:  # (the host removed them: "left" said they went of their own accord)
+        return "removed"
     if v.phase == "over":  # who went once it was over did not leave the game (seen at 80x24:
         return ""  # every computer player "away" on the final board)
     if p.skipped:
@@ -408,8 +408,8 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
         )
         + 1
     )
-    # Room for "done", "away" or "left" kept from the start: seen at 80x24, the word columns
-    # jumped sideways as the first player said they were done.
+    # Room for "done", "away", "skipped" or "removed" kept from the start: seen at 80x24, the
+    # word columns jumped sideways as the first player said they were done, or one was skipped.
     pres_w = max([0 if v.phase == "lobby" else PRESENCE_W] + [cells(c[2]) + 2 for c in cols])
     spell_w = max([cells("spell word")] + [cells(c[3]) for c in cols]) + 1
     summon_w = max([cells("summoning word")] + [cells(c[4]) for c in cols]) + 1
@@ -447,7 +447,7 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
             crystal, cstyle = " ", style
         row: Line = [
             (style, f"{'▶' if p.you else ' '}{p.seat + 1} " + _name_cell(p.name, tags, name_w)),
-            ("class:dim" if pres in ("away", "left", "skipped") else style, pad(pres, pres_w)),
+            ("class:dim" if pres in ("away", "removed", "skipped") else style, pad(pres, pres_w)),
             (style, _cell(spell, spell_w)),
             (cstyle, crystal + " "),
             (sstyle or style, _cell(summon, summon_w)),

@@ -522,6 +522,16 @@ class Session(Inputs):
                 if self.first_time:
                     self.first_time = False
                     self.store.mark_seen("howto")
+        elif (
+            old is not None
+            and old.paused
+            and not v.paused
+            and self.status is not None
+            and self.status[0] in ("warn", "error")
+        ):
+            # The pause ended: a refusal said during it no longer holds (seen: "The game is
+            # paused: your text is kept." stayed up after the host resumed).
+            self.status = None
         self._open_results(old, v)
         self._told_host(old, v)
         self._maybe_reveal()

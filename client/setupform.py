@@ -170,7 +170,8 @@ class SetupForm:
                 "off" if getattr(s.limits, p) is None else f"{getattr(s.limits, p):g}"
                 for p in PHASES
             )
-            return f"Time limits in seconds [{now}]: "
+            # (which number is which phase's: a newcomer could not tell from the list alone)
+            return f"Seconds for {' '.join(PHASES)} [{now}]: "
         if self.step == "deck":
             now = {"default": "1", "default+custom": "2", "custom": "3"}[s.deck]
             return f"Categories: 1 default, 2 default + yours, 3 only yours [{now}]: "

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (only for the type: the wording needs no messages at run time)
+    from conjure.protocol.messages import View
 
 
 def stars(n: int) -> str:
@@ -63,3 +67,17 @@ def join_command(
     where = f"--room {room}" if room else "--create"
     who = shlex.quote(name) if name else NAME_PLACEHOLDER
     return f"{program} play {url}{pinned} --name {who} {where}"
+
+
+def final_words(view: View) -> str:
+    """Who won a finished game, and everyone's total as the final standings rank them: the
+    sentence a player reads on leaving it (``make play`` and ``conjure play`` alike)."""
+    ranked = sorted(view.players, key=lambda p: (-p.score, p.seat))
+    scores = ", ".join(
+        f"{p.name} {p.score}" + (" ★" if p.seat in view.winners else "") for p in ranked
+    )
+    if view.abandoned:
+        return f"The game was abandoned, with no winner: {scores}."
+    winners = names_list([p.name for p in ranked if p.seat in view.winners])
+    verb = "wins" if len(view.winners) == 1 else "share the win"
+    return f"Game over: {winners} {verb}. Totals: {scores}."

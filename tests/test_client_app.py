@@ -147,7 +147,7 @@ async def test_dark_magic_every_phase_with_a_spectator(server, tmp_path):
         # the settings form, typed
         await ann.wait_screen("New room settings", "Variant: 1 standard, 2 dark magic [1]:")
         await ann.line("2")
-        await ann.wait_screen("Time limits in s")
+        await ann.wait_screen("Seconds for choose")
         await ann.line("spell=45")
         await ann.line("")  # default deck
         await ann.line("y")

@@ -7,6 +7,7 @@ Pure Session tests (``test_client_session.Harness``: no network, a state directo
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -940,11 +941,13 @@ def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path, monkeypatch):
     h.show(view("over", winners=[0]))
     assert farewell(s, local=False) == [
         "Left room ABCD: its game is over.",
+        "  Game over: Ann wins. Totals: Ann 0 ★, Bob 0, Cat 0, Dan 0.",  # who won
         "  Its log, in the server's replays folder: g1.jsonl",  # which of the server's logs
     ]
+    assert farewell(s, local=True) == ["Left room ABCD: its game is over."]  # (make play's says)
     # the receipt it kept: what an organizer will ask for in a dispute
     h.show(view("over", winners=[0]), receipt=Receipt(9, "a" * 64))
-    assert farewell(s, local=False)[2:] == [  # the path on a line of its own: copied whole
+    assert farewell(s, local=False)[3:] == [  # the path on a line of its own: copied whole
         "  Your receipt, for an audit of that log:",
         f"    {s.store.receipt_path('g1')}",
     ]
@@ -1041,7 +1044,7 @@ def test_the_final_board_shows_nobody_away_and_no_conjurer_in_its_legend(tmp_pat
     rows = [screen.plain(r.line) for r in screen.board_rows(s, 80)]
     bob = next(r for r in rows if " Bob" in r)
     cat = next(r for r in rows if " Cat" in r)
-    assert "away" not in bob and "left" in cat  # a removed player did leave the game
+    assert "away" not in bob and "removed" in cat  # the host removed them from the game
     standings = [screen.plain(r.line) for r in screen.standing_rows(s, 80)]
     assert any(r.strip().startswith("1. Bob ⚙ ") for r in standings), standings  # as on the board
     assert any("Cat (removed)" in r for r in standings)
@@ -1298,7 +1301,21 @@ def test_done_is_not_read_as_part_of_a_spell_word(tmp_path):
     row = next(
         screen.plain(r.line) for r in screen.board_rows(h.session, 80) if " Cat" in r.line[0][1]
     )
-    assert "done  breakfast" in row, row
+    assert re.search(r"done {2,}breakfast", row), row
+
+
+def test_the_word_columns_stay_put_as_a_player_is_skipped_or_removed(tmp_path):
+    """Seen at 80x24: "spell word" moved three columns right while a player was skipped."""
+    h = Harness(tmp_path)
+
+    def column() -> int:
+        return screen.plain(screen.board_rows(h.session, 80)[0].line).index("spell word")
+
+    h.show(view("spell", turn=0))
+    before = column()
+    for change in ({"skipped": True}, {"kicked": True}):
+        h.show(view("spell", turn=0, players=players(0, Bob=change)))
+        assert column() == before, change
 
 
 def test_the_conjurer_does_not_come_and_go_with_the_phase_name(tmp_path):

@@ -906,3 +906,14 @@ def test_the_helps_v_1_y_typed_key_by_key_votes(tmp_path):
     for k in "v 1 y":
         s.key(k)
     assert s.sub == ("vote", 0, True), (s.sub, s.status)
+
+
+def test_a_refusal_said_during_a_pause_goes_when_the_pause_ends(h):
+    """Seen: "The game is paused: your text is kept." stayed up after the host resumed."""
+    s = h.session
+    h.show(view("spell", turn=0, paused=True))
+    assert not s.submit("glue")
+    assert s.status is not None and "paused" in s.status[1]
+    h.show(view("spell", turn=0, paused=False))
+    assert s.status is None
+    assert s.submit("glue") and h.sent[-1] == WriteSpell(word="glue")
