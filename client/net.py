@@ -9,7 +9,9 @@ a banner in the session meanwhile.
 Retrying is bounded: after :data:`~client.wire.GIVE_UP_AFTER` tries in a row that never got a
 seat back, it calls ``session.on_gave_up(line)`` with one line that fits 80 columns ("Cannot reach
 ws://127.0.0.1:9999 (connection refused)") and waits for ``session.retry`` (a ``trio.Event``)
-before trying again from the start. A Session without that pair is retried as before, every
+before trying again from the start; meanwhile it tries once by itself every
+:data:`AUTO_RETRY` seconds (a newcomer's clients stayed on the question after a server restart
+that took 25 s, while the bots came back by themselves). A Session without that pair is retried as before, every
 20 s. A refused join (a wrong room code, name or password) is handed to the Session as the
 error it is and never retried here: the connection stays open for the person's next try. It
 stops for good when a wss:// server's certificate is refused (:mod:`client.pins`) or the server
@@ -28,6 +30,9 @@ from conjure.client.pins import Trust, refused
 from conjure.client.session import Session
 from conjure.client.wire import Backoff, describe
 from conjure.protocol.messages import Bye, ClientMsg, ServerMsg
+
+#: Seconds between the tries a connection makes by itself once it gave up and asked the person.
+AUTO_RETRY = 15.0
 
 __all__ = ["CLIENT_NAME", "Backoff", "Connection", "describe"]
 
@@ -48,6 +53,7 @@ class Connection:
         *,
         trust: Trust | None = None,
         backoff: Backoff | None = None,
+        auto_retry: float | None = None,
     ) -> None:
         self.session = session
         self.url = url
@@ -55,6 +61,8 @@ class Connection:
         self.notify = notify
         self.trust = trust
         self.backoff = backoff or Backoff(tries=wire.GIVE_UP_AFTER)
+        #: Seconds between the tries made by itself once it gave up (the person may press r).
+        self.auto_retry = AUTO_RETRY if auto_retry is None else auto_retry
         self.connections = 0
         #: Why the loop stopped for good (a refused certificate, another protocol), if it did.
         self.refused: str | None = None
@@ -130,9 +138,11 @@ class Connection:
         retry = getattr(s, "retry", None)  # read after the call: it may make a fresh one
         if not isinstance(retry, trio.Event):
             return False
-        await retry.wait()
-        self.backoff.reset()
-        return True
+        with trio.move_on_after(self.auto_retry):
+            await retry.wait()
+        if retry.is_set():  # asked: a few quick tries from the start again
+            self.backoff.reset()
+        return True  # (by itself: one try, then the same question if it fails)
 
     def _keep_deal(self, commitment: str, share: str) -> None:
         """A deal opened for this seat: its commitment and our share, kept for an audit."""

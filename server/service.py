@@ -53,7 +53,10 @@ from conjure.server.wsframes import MAX_FRAGMENTS
 SERVER_NAME = "conjure-server/0.1"
 #: Words for players: "token" meant nothing to a newcomer who read it (the client comes back with
 #: its seat by itself).
-SHUTDOWN_BYE = "the server is shutting down; your game is saved and goes on when it is back"
+SHUTDOWN_BYE = (
+    "the server is shutting down; your game is saved and goes on when it is back (its clock keeps"
+    " running meanwhile)"
+)
 log = logging.getLogger("conjure.server")
 
 #: Messages whose outcome decides where this connection's next message goes (its room): the

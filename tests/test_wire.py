@@ -202,7 +202,9 @@ class GivingUpSession(FakeSession):
         self.arrived = trio.Event()
 
 
-def connection(session, url: str, tries: int | None = 3) -> net.Connection:
+def connection(
+    session, url: str, tries: int | None = 3, auto_retry: float = 3600.0
+) -> net.Connection:
     _send, outgoing = trio.open_memory_channel[m.ClientMsg](8)
     return net.Connection(
         session,  # type: ignore[arg-type]
@@ -210,6 +212,7 @@ def connection(session, url: str, tries: int | None = 3) -> net.Connection:
         outgoing,
         lambda: None,
         backoff=wire.Backoff(0.01, 0.01, random.Random(0), tries=tries),
+        auto_retry=auto_retry,
     )
 
 
@@ -236,6 +239,20 @@ async def test_net_gives_up_on_a_closed_port_and_tries_again_when_asked(tmp_path
         assert len(s.lost) == 6 and conn.gave_up == 2
         nursery.cancel_scope.cancel()
     assert conn.connections == 0
+
+
+async def test_after_giving_up_net_tries_once_by_itself_now_and_then(tmp_path: Path):
+    """Seen: after a server restart that took 25 s the players' clients stayed on "Cannot reach
+    ... r: try again" until each pressed r. Now it also tries by itself, one try at a time (the
+    question stays up, and is asked again after each)."""
+    url = f"ws://127.0.0.1:{closed_port()}"
+    s = GivingUpSession(StateDir(tmp_path / "state"), [])
+    conn = connection(s, url, tries=3, auto_retry=0.05)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(conn.run)
+        await wait_for(s, lambda: len(s.gave_up) == 3)
+        nursery.cancel_scope.cancel()
+    assert len(s.lost) == 3 + 1 + 1  # three quick tries, then one now and then
 
 
 async def test_without_the_handshake_net_keeps_retrying(tmp_path: Path):
