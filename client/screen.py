@@ -909,9 +909,9 @@ def overlay_rows(session: Session, width: int = 80) -> list[Row]:
         if card.kind == "over":
             out += standing_rows(session, width)
             out.append(Row([("", "")]))
-        found = [r for r in v.results if r.round == card.round]
-        if found:
-            out += result_rows(session, found[0], width)
+        # the card's round and any that ended after it (two can end at once)
+        for r in [r for r in v.results if card.round is not None and r.round >= card.round]:
+            out += result_rows(session, r, width)
         if card.kind == "results":
             ranked = sorted(v.players, key=lambda p: (-p.score, p.seat))
             scores = [f"{p.name} {p.score}" for p in ranked]

@@ -538,14 +538,19 @@ class Session(Inputs):
 
     def _open_results(self, old: View | None, v: View) -> None:
         """A round just ended: its results stay on screen until closed or the next action."""
+        # From the first round this view brings: two can end at once (seen: a round scored,
+        # then the next void at once, its conjurer removed; the first round's card never showed).
+        seen = old is not None and old.game_id == v.game_id
+        known = len(old.results) if old is not None and seen else len(v.results) - 1
+        first = v.results[max(0, min(known, len(v.results) - 1))].round if v.results else None
         if v.phase == "over":
             if old is None or old.phase != "over":
-                self.open_card("over", v.results[-1].round if v.results else None)
+                self.open_card("over", first)
             return
         if old is None or old.game_id != v.game_id or not v.results:
             return
         if len(v.results) > len(old.results):
-            self.open_card("results", v.results[-1].round)
+            self.open_card("results", first)
             self._auto_card = self.overlay
 
     def _told_host(self, old: View | None, v: View) -> None:

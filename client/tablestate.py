@@ -46,7 +46,8 @@ JoinField = Literal["room", "password", "name", "again"]
 class Overlay:
     """A card drawn over the table until it is closed: a round's results, the help, ...
 
-    ``round`` is the round whose results it shows (for "results" and "over"); ``scroll`` is how
+    ``round`` is the first round whose results it shows, with those of every round after it (for
+    "results" and "over": two rounds can end at once); ``scroll`` is how
     many of its lines are scrolled off the top; ``hid`` is a status said only because the card
     hid the feed line that says it too (gone with the card).
     """

@@ -1488,3 +1488,21 @@ def test_final_standings_put_every_score_in_one_column_with_an_emoji_name(tmp_pa
     rows = [screen.plain(r.line) for r in screen.standing_rows(h.session, 80)][1:]
     ends = {cells(r.split(" ★")[0].rstrip()) for r in rows if r.strip()[:1].isdigit()}
     assert len(ends) == 1, rows
+
+
+def test_two_rounds_that_end_at_once_are_both_on_the_card(tmp_path):
+    """Seen: round 3 was scored and round 4 void at once (its conjurer removed); the card showed
+    round 4 alone and round 3's points were never on screen."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("review", round=3, results=[result(1), result(2)]))
+    void = msgspec.structs.replace(result(4), case="void", reason="Cat was removed", points={})
+    h.show(view("choose", round=5, conjurer=0, results=[result(1), result(2), result(3), void]))
+    assert s.overlay is not None and s.overlay.kind == "results"
+    shown = " ".join(screen.plain(r.line) for r in screen.overlay_rows(s, 80))
+    assert "Round 3: Vehicle" in shown and "Round 4: Vehicle" in shown
+    assert "Round 2:" not in shown  # (already shown when it ended)
+    s.close_card()
+    s.key("f3")  # F3 shows the last round's, as before
+    again = " ".join(screen.plain(r.line) for r in screen.overlay_rows(s, 80))
+    assert "Round 4:" in again and "Round 3:" not in again
