@@ -689,7 +689,7 @@ def lobby_rows(session: Session, width: int = 80) -> list[Row]:
     out = _rows("class:title", f"Lobby: {seated}{watching}", width, 0, "", "  ")
     if session.first_time:
         out += _rows("class:pending", HOWTO_SHORT, width, 1, "  ", "  ")
-    for line in settings_lines(v.settings):
+    for line in settings_lines(v.settings, yours=session.is_host()):
         out += _rows("", line, width, 2, "  ", "    ")
     # Connected through 127.0.0.1 (make play)? Friends need the LAN address the launcher found.
     share = os.environ.get(ENV_SHARE_URL) or session.server
@@ -848,7 +848,11 @@ def _phase_hint(session: Session) -> tuple[str, int] | None:
             if watching
             else SUMMONING_WORD
         )
-        text = said[:1].upper() + said[1:] + ". It must not be or contain a spell word (-3)."
+        text = said[:1].upper() + said[1:] + "."
+        if conj and v.settings.variant == "dark-magic":  # D5: written before any spell word
+            text += " Yours was locked in before the spell words: they do not bind it (D5)."
+        else:
+            text += " It must not be or contain a spell word (-3)."
         return text, 1 if summoning else 2
     if v.phase == "reveal":
         return "The summon is closed: the words are opened and shown together.", 2

@@ -122,12 +122,15 @@ def limits_text(limits: InLimits) -> str:
     return ", ".join(parts)
 
 
-def settings_lines(s: RoomSettings) -> list[str]:
+def settings_lines(s: RoomSettings, *, yours: bool = True) -> list[str]:
+    """The settings in words; ``yours``: read by the host who set them (the others read "the
+    room's own categories": "your categories" was said to everyone, seen)."""
     variant = "Dark Magic" if s.variant == "dark-magic" else "standard"
+    own = "your categories" if yours else "the room's own categories"
     deck = {
         "default": "the default deck",
-        "default+custom": "default deck + your categories",
-        "custom": "only your categories",
+        "default+custom": f"default deck + {own}",
+        "custom": f"only {own}",
     }[s.deck]
     lines = [
         f"variant: {variant} · categories: {deck} · spectators: "
@@ -136,7 +139,7 @@ def settings_lines(s: RoomSettings) -> list[str]:
     ]
     if s.custom_cards:
         cards = ", ".join(f"{c.text} {stars(c.stars)}" for c in s.custom_cards)
-        lines.append(f"your categories ({len(s.custom_cards)}): {cards}")
+        lines.append(f"{own} ({len(s.custom_cards)}): {cards}")
     if s.house_rules:
         named = ", ".join(
             f"{n} ({HOUSE_RULES[n].ruling})" for n in s.house_rules if n in HOUSE_RULES

@@ -23,6 +23,7 @@ from conjure.client.inputs import CHOOSE_SEEN, HOST_QUITS
 from conjure.client.session import Session
 from conjure.client.statefile import StateDir
 from conjure.client.textfit import cells, shorten, wrap, wrap_items
+from conjure.protocol.deck import Card
 from conjure.protocol.messages import (
     Bye,
     CardView,
@@ -1506,3 +1507,23 @@ def test_two_rounds_that_end_at_once_are_both_on_the_card(tmp_path):
     s.key("f3")  # F3 shows the last round's, as before
     again = " ".join(screen.plain(r.line) for r in screen.overlay_rows(s, 80))
     assert "Round 4:" in again and "Round 3:" not in again
+
+
+def test_the_lobby_says_whose_categories_and_the_dark_conjurer_is_not_bound_by_spell_words(
+    tmp_path,
+):
+    """Seen: every player and spectator read "your categories" of the host's; and the Dark Magic
+    conjurer, word locked in before any spell word, read that it must not contain one (D5)."""
+    h = Harness(tmp_path)
+    s = h.session
+    own = RoomSettings(deck="default+custom", custom_cards=[Card(text="Bridge", stars=2)])
+    h.show(view("lobby", you=1, settings=own))
+    lobby = screen.plain(screen.panel(s, 80))
+    assert "the room's own categories (1): Bridge ★★" in lobby and "your categories" not in lobby
+    h.show(view("lobby", you=0, settings=own))
+    assert "your categories (1): Bridge ★★" in screen.plain(screen.panel(s, 80))
+    h.show(view("commit", variant="dark-magic"))
+    said = screen.plain(screen.panel(s, 80))
+    assert "(D5)" in said and "It must not be or contain" not in said
+    h.show(view("commit", you=1, variant="dark-magic"))
+    assert "It must not be or contain a spell word (-3)." in screen.plain(screen.panel(s, 80))
