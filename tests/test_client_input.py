@@ -1406,8 +1406,8 @@ def _conjure_script(folder: Path) -> Path:
 
 
 def test_program_here_prints_a_path_with_a_space_as_one_word(tmp_path, monkeypatch):
-    """protocol/program.py ``_as_typed``: a venv in "my games" printed
-    ``my games/.venv/bin/conjure play …``, which a shell runs as the command ``my``."""
+    """Found by review: a venv in "my games" printed ``my games/.venv/bin/conjure play …``,
+    which a shell runs as the command ``my``."""
     from conjure.protocol.program import program_here
 
     script = _conjure_script(tmp_path / "my games" / ".venv" / "bin")
@@ -1419,9 +1419,8 @@ def test_program_here_prints_a_path_with_a_space_as_one_word(tmp_path, monkeypat
 
 
 def test_leaving_with_a_deleted_working_folder_still_says_how_to_come_back(tmp_path, monkeypatch):
-    """protocol/program.py ``_as_typed`` calls ``Path.cwd()``, which raises FileNotFoundError
-    when the working folder was removed; ``farewell`` had no such dependency before (it printed
-    ``conjure play …``), so leaving a game now ends in a traceback instead of the lines."""
+    """Found by review: with the working folder removed, making the command's path relative to
+    it raised, and leaving a game ended in a traceback instead of the lines."""
     from conjure.client.app import farewell
 
     script = _conjure_script(tmp_path / "venv" / "bin")
@@ -1439,11 +1438,9 @@ def test_leaving_with_a_deleted_working_folder_still_says_how_to_come_back(tmp_p
 
 
 def test_a_long_name_is_not_cut_for_the_spell_columns_blank_room(tmp_path):
-    """client/screen.py ``board_rows``: SPELL_ROOM's 20 blank cells are kept while ``_shrink``
-    takes the cells it lacks from the widest column, the name: at 80 columns a 22-cell name
-    (24 are allowed) with its ✦ ♛ tags shows "Bartholomew…" beside a spell column of "sky" and
-    16 blank cells. Before the change the whole name showed; "_shrink gives the room back" is
-    not what happens."""
+    """Found by review: the spell column's room for a long word was kept while the board took the
+    cells it lacked from the name: a 22-cell name read "Bartholomew…" beside a spell column of
+    "sky" and blank cells. The room comes only from slack now."""
     h = Harness(tmp_path)
     name = "Bartholomew Fitzgerald"
     seated = [
@@ -1466,9 +1463,8 @@ def test_a_long_name_is_not_cut_for_the_spell_columns_blank_room(tmp_path):
 
 
 def test_final_standings_put_every_score_in_one_column_with_an_emoji_name(tmp_path):
-    """client/screen.py ``standing_rows`` measures ``name_w`` in cells but pads with
-    ``str.ljust`` (characters): a name with an emoji (two cells, one character) puts its score
-    one cell right of the others, the misalignment 395374d fixed in the reports."""
+    """Found by review: the standings measured names in cells but padded them in characters, so
+    a name with an emoji put its score one cell right of the others."""
     from conjure.protocol.cells import cells
 
     h = Harness(tmp_path)

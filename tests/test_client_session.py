@@ -868,17 +868,11 @@ def test_a_word_with_a_symbol_is_asked_about_for_it_matches_only_itself(h):
     assert isinstance(h.sent[-1], CommitSummon) and s.my_word() == "rocket🚀"
 
 
-def test_the_helps_v_1_y_votes_when_proposal_1_is_the_only_one(tmp_path):
-    """client/inputs.py ``_review_key`` (the ``("vote", pid)`` branch): with one open proposal,
-    ``v`` goes straight to "Proposal 1: y=yes n=no", and the help's own example ``'v 1 y'``
-    (client/texts.py HELP) now has its ``1`` refused as a stray key; key by key, that refusal
-    starts the ignored-keys pause, so the ``y`` typed right after is dropped, and as a typed
-    line the whole of ``v 1 y good`` is refused. Before b3c5432 the ``1`` did nothing and the
-    vote went through."""
-    from test_client_session import ProposalView
-
-    from conjure.protocol.messages import CastVote
-
+@pytest.mark.parametrize("typed", ["line", "keys"])
+def test_the_helps_v_1_y_votes_when_proposal_1_is_the_only_one(tmp_path, typed):
+    """Found by review: with one open proposal, ``v`` goes straight to its y/n question, and
+    the help's own example ``v 1 y`` had its ``1`` refused as a stray key (key by key, the
+    refusal's pause then dropped the ``y``; as a typed line the whole was refused)."""
     now = [0.0]
     h = Harness(tmp_path, clock=lambda: now[0])
     s = h.session
@@ -887,25 +881,13 @@ def test_the_helps_v_1_y_votes_when_proposal_1_is_the_only_one(tmp_path):
         id=0, kind="challenge", by=1, seats=[1], words=["rocket"], rule="noun", voters=[0, 2, 3]
     )
     h.show(view("review", players=published, proposals=[prop]))
-    assert s.submit("v 1 y good")  # the help's example as a typed line
-    assert h.sent[-1] == CastVote(proposal=0, yes=True, reason="good")
-
-
-def test_the_helps_v_1_y_typed_key_by_key_votes(tmp_path):
-    """As above, key by key at typing speed (the clock does not move)."""
-    from test_client_session import ProposalView
-
-    now = [0.0]
-    h = Harness(tmp_path, clock=lambda: now[0])
-    s = h.session
-    published = players(0, Bob={"summon": "rocket", "valid": True})
-    prop = ProposalView(
-        id=0, kind="challenge", by=1, seats=[1], words=["rocket"], rule="noun", voters=[0, 2, 3]
-    )
-    h.show(view("review", players=published, proposals=[prop]))
-    for k in "v 1 y":
-        s.key(k)
-    assert s.sub == ("vote", 0, True), (s.sub, s.status)
+    if typed == "line":
+        assert s.submit("v 1 y good")
+        assert h.sent[-1] == CastVote(proposal=0, yes=True, reason="good")
+    else:
+        for k in "v 1 y":  # at typing speed: the clock does not move
+            s.key(k)
+        assert s.sub == ("vote", 0, True), (s.sub, s.status)
 
 
 def test_a_refusal_said_during_a_pause_goes_when_the_pause_ends(h):

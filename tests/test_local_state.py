@@ -255,10 +255,8 @@ def test_leaving_a_finished_game_says_who_won_and_where_the_receipt_is(tmp_path,
 
 
 def test_make_plays_resume_question_is_wrapped_in_cells():
-    """client/local.py ``fit_lines`` still wraps with ``textwrap`` in characters (the diff made
-    protocol/cells.py "one measure for the screen and the reports", and ``_final_lines`` beside
-    it uses ``wrap_words``): names of wide characters put the question's lines past 80 cells,
-    which the terminal breaks mid-word."""
+    """Found by review: make play's resume question was wrapped in characters, so names of wide
+    characters put its lines past 80 cells, which the terminal broke mid-word."""
     from conjure.client.local import LastGame, fit_lines
     from conjure.protocol.cells import cells
 

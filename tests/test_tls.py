@@ -508,10 +508,8 @@ def test_play_refuses_a_pin_that_cannot_apply(capsys):
 
 
 def test_a_tls_key_path_that_is_a_fifo_is_refused_not_waited_on(tmp_path, monkeypatch, capsys):
-    """server/app.py ``ssl_context``: with ``--tls-cert``/``--tls-key`` the certificate goes
-    through ``read_kept`` (``fingerprint_of``) but the key is read only by OpenSSL's
-    ``load_cert_chain``, by path: a FIFO there still hangs the start (the hang d71b9f7 fixed for
-    the receipt key and the self-signed files)."""
+    """Found by review: with ``--tls-cert``/``--tls-key`` the key is opened by OpenSSL, by its
+    path, so a FIFO there hung the start as one at the receipt key's path did."""
     made = tlscert.self_signed(tmp_path / "tls")
     fifo = tmp_path / "key.pem"
     os.mkfifo(fifo, 0o600)
