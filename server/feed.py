@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from conjure.protocol import events as ev
 from conjure.protocol.events import CASE_TEXT, RULE_TEXT
 from conjure.protocol.wording import counted, names_list, signed
+from conjure.server.rules.evolve import concerned_seats
 from conjure.server.rules.state import Game
 
 #: How a proposer's vote by proposing is told (the feed, the audit's timeline).
@@ -43,11 +44,12 @@ def standings(name: Callable[[int], str], totals: dict[int, int]) -> str:
 def _who_votes(g: Game, e: ev.ProposalMade) -> str:
     """Who votes on it (everyone reads the same line: seen, "Vote!" told a newcomer who had no
     vote to cast); otherwise why nobody does (V1: writers do not vote)."""
-    voters = [s for s in (e.voters or ()) if s != e.by]
+    voters = list(e.voters or ())  # the proposer too, whose own vote follows at once (seen:
+    # "Ada and Cleo vote on it." and then the proposer's vote, as if out of turn)
+    if voters == [e.by]:
+        return " Only the proposer votes: the others wrote the words in question (V1)."
     if voters:
         return f" {_names(g, voters)} {'votes' if len(voters) == 1 else 'vote'} on it."
-    if e.voters and e.by in e.voters:
-        return " Only the proposer votes: the others wrote the words in question (V1)."
     return " Nobody may vote on it: everyone wrote one of the words in question (V1)."
 
 
@@ -121,8 +123,18 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
         case ev.ProposalMade(proposal=p, by=by, kind="challenge", seats=seats, rule=rule):
             word = _word(g, seats[0])
             text = RULE_TEXT.get(rule or "", rule or "")
+            # A ruling on a word is one on every board that holds it (seen: "Bob challenges Ada's
+            # 'paper'" also cost Cleo and Basil their 'paper', which the line did not say).
+            r = g.round
+            also = (
+                sorted(concerned_seats(g, r, seats) - {seats[0]})
+                if r is not None and r.published is not None
+                else []
+            )
+            owners = names_list([name(s) + "'s" for s in also])
+            theirs = f" (and {owners})" if also else ""
             return (
-                f"Proposal {p + 1}: {name(by)} challenges {name(seats[0])}'s {word!r}: "
+                f"Proposal {p + 1}: {name(by)} challenges {name(seats[0])}'s {word!r}{theirs}: "
                 f"it {text}.{_who_votes(g, e)}"
             )
         case ev.ProposalMade(proposal=p, by=by, seats=seats):

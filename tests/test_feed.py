@@ -69,7 +69,7 @@ def test_a_proposal_says_who_votes_on_it_and_the_proposers_own_vote_is_named_so(
     lines = told(t, c.Challenge(now=t.now, seat=t.seat(ann), target=t.seat(dee), rule="category"))
     assert lines[0] == (
         f"Proposal 1: {ann} challenges {dee}'s 'banana': it must fit the category. "
-        f"{bob} and {cy} vote on it."
+        f"{ann}, {bob} and {cy} vote on it."  # the proposer too: their own vote comes next
     )
     assert lines[1] == f"{ann} votes yes on proposal 1 (the proposer's own vote)."
     said = told(t, c.Vote(now=t.now, seat=t.seat(bob), proposal=0, yes=False, reason="fruit"))
@@ -105,3 +105,13 @@ def test_one_crystal_is_said_as_one():
     assert feed.describe(t.g, [two]) == [
         f"{NAMES[0]} placed crystals on the boards of {NAMES[1]} and {NAMES[2]}."
     ]
+
+
+def test_a_challenge_names_every_board_its_ruling_reaches():
+    """Seen: "Bob challenges Ada's 'paper'" also cost Cleo and Basil their 'paper'."""
+    ann, bob, cy, dee = NAMES[:4]
+    t = reviewing({ann: "paper", bob: "card", cy: "paper", dee: "papers"})
+    line = told(t, c.Challenge(now=t.now, seat=t.seat(bob), target=t.seat(ann), rule="noun"))[0]
+    assert line.startswith(
+        f"Proposal 1: {bob} challenges {ann}'s 'paper' (and {cy}'s and {dee}'s): it "
+    ), line
