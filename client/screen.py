@@ -879,6 +879,12 @@ def panel_rows(session: Session, width: int = 80) -> list[Row]:
     out: list[Row] = []
     if v.phase == "choose":
         out += card_rows(session, width)
+    if v.card is not None and v.phase in _CARD_PHASES:
+        # A category too long for the header is shortened there: whole here (seen: "Thing you
+        # find in a… ★★" through a round whose rule 3 turns on the whole of it).
+        whole = f"{v.card.text} {stars(v.card.stars)}"
+        if whole not in plain(header(session, width)):
+            out += _rows("", f"Category: {whole}", width, 1, "", "  ")
     if v.phase == "mark" and session.is_conjurer() and session.marks:
         words = session.marked_spells()
         out += _rows("class:pending", f"Crystals ready for: {words}", width)  # the prompt: Enter

@@ -1523,3 +1523,19 @@ def test_the_lobby_says_whose_categories_and_the_dark_conjurer_is_not_bound_by_s
     assert "(D5)" in said and "It must not be or contain" not in said
     h.show(view("commit", you=1, variant="dark-magic"))
     assert "It must not be or contain a spell word (-3)." in screen.plain(screen.panel(s, 80))
+
+
+def test_a_category_the_header_shortens_is_whole_in_the_panel(tmp_path):
+    """Seen at 80x24: "Thing you find in a… ★★" in the header through every phase, and rule 3
+    (off the category) turns on the whole of it."""
+    h = Harness(tmp_path)
+    s = h.session
+    long = CardView(index=0, text="Thing you find in a grandmother's attic", stars=2)
+    h.show(view("spell", turn=1, card=long))
+    assert "Thing you find in a grandmother's attic ★★" not in screen.plain(screen.header(s, 80))
+    assert "Category: Thing you find in a grandmother's attic ★★" in screen.plain(
+        screen.panel(s, 80)
+    )
+    short = CardView(index=0, text="Vehicle", stars=2)
+    h.show(view("spell", turn=1, card=short))
+    assert "Category:" not in screen.plain(screen.panel(s, 80))  # (the header has it whole)
