@@ -273,6 +273,13 @@ class HostChanged(Event, tag="host_changed"):
     reason: str
 
 
+#: Why the host role passed (``HostChanged.reason``): the host left the table, which counts in
+#: their budget of comings and goings; or the host was away for the server's grace, which does
+#: not (server/room.py, and the audit that counts the budget: server/audit_verify.py).
+HOST_LEFT = "the host left"
+HOST_AWAY = "the host was away"
+
+
 class GamePaused(Event, tag="game_paused"):
     by: int
     remaining: float | None = None

@@ -879,6 +879,11 @@ class _Replay:
             self.presence.setdefault(e.seat, []).append((len(self.a.steps) - 1, step, now))
             key = (e.seat, now, "presence")
             self.counts[key] = self.counts.get(key, 0) + 1
+        elif isinstance(e, ev.HostChanged) and e.reason == ev.HOST_LEFT:
+            # The server counts a host's leaving that passed the role at once in their budget
+            # of comings and goings (server/room.py): so does the estimate of that budget.
+            key = (g.host, now, "presence")
+            self.counts[key] = self.counts.get(key, 0) + 1
 
     def in_time(self, step: Step, command: dict[str, Any], g: Game, r: RoundAudit | None) -> None:
         """A3: a move made once its phase's time had run out. The server's clock closes a phase

@@ -36,6 +36,8 @@ from conjure.protocol.deal import combined_seed, commitment_of, seeded_deal
 from conjure.protocol.deck import Card
 from conjure.protocol.errors import Refusal
 from conjure.protocol.events import (
+    HOST_AWAY,
+    HOST_LEFT,
     DealRecord,
     GameAbandoned,
     GameEnded,
@@ -499,7 +501,7 @@ class Room:
             and now >= self.away_since[host] + self.config.host_grace
         ):
             try:
-                await self._pass_host("the host was away")
+                await self._pass_host(HOST_AWAY)
             except Refusal as e:  # cannot happen with a sane engine; never spin on it
                 log.warning("room %s: host not passed: %s", self.code, e.message)
                 self.away_since[host] = now
@@ -545,10 +547,14 @@ class Room:
             i = roster.seat(to)
             gone = roster.seat(roster.host) if roster.host is not None else None
             assert i is not None
-            # The role passes because its holder went: a coming and going of theirs, counted
-            # in that budget (a review: a host leaving and coming back again and again grew
-            # the log without bound, one host_changed a time). Over it, the role stays.
-            charge = self._budget(gone, "presence") if gone is not None else (lambda: None)
+            # Passed at once because its holder left the table: a coming and going of theirs,
+            # counted in that budget (a review: a host leaving and coming back, again and again,
+            # grew the log without bound). Over it, the role waits for the host's grace, as for
+            # a host whose connection dropped: that pass is never refused, so no table is left
+            # without a host who is there (a paused game only its host can resume).
+            charge: Callable[[], None] = lambda: None  # noqa: E731
+            if reason == HOST_LEFT and gone is not None:
+                charge = self._budget(gone, "presence")
             if await self._execute(cmd.PassHost(now=self.config.clock(), to=i, reason=reason)):
                 charge()
 
@@ -764,9 +770,9 @@ class Room:
         self._broadcast([f"{name} left the table."])
         if pid == self._roster().host:
             try:
-                await self._pass_host("the host left")
-            except Refusal as e:  # over the leaver's budget: the timer tries again later
-                log.info("room %s: host not passed: %s", self.code, e.message)
+                await self._pass_host(HOST_LEFT)
+            except Refusal as e:  # over the leaver's budget: the host's grace passes it later
+                log.info("room %s: host not passed at once: %s", self.code, e.message)
 
     def _change_settings(self, conn: Viewer, msg: m.ChangeSettings) -> None:
         pid = self.members.acting(conn, self)
@@ -949,10 +955,14 @@ class Room:
         now = self.config.clock()  # the group's one time: each deadline is judged against it
         g = self.game
         deadline = None if g is None or g.over or g.paused else g.deadline
-        if deadline is not None and now >= deadline:
-            # Due since the loop looked: the clock goes first (A3), as between two requests.
+        while deadline is not None and now >= deadline and self.stalled_retry is None:
+            # Due since the loop looked: the clock goes first (A3), as between two requests,
+            # and again if the next phase's time ran out while the first tick was written.
             await self._on_timer()
             g, now = self.game, self.config.clock()
+            was, deadline = deadline, None if g is None or g.over or g.paused else g.deadline
+            if deadline == was:
+                break  # the clock changed nothing (refused): the engine says why, below
         if g is None:
             raise Refusal("not_started", "The game has not started yet.")
         if self.stalled_retry is not None:

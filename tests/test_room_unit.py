@@ -433,3 +433,57 @@ async def test_a_failing_write_refuses_every_command_of_its_group():
         assert errors(bob) == errors(cy) == ["log_unavailable"]
         assert room.game is not None and room.game.round is not None
         assert room.game.phase == "commit" and len(room.game.round.commits) == 1  # Ann's alone
+
+
+async def test_a_move_behind_a_slow_tick_meets_the_next_deadline_too(monkeypatch, tmp_path):
+    """Found by review: the clock that goes first when a deadline fell due can itself take longer
+    than the next phase's time (a stalled write): the request behind it must meet that phase's
+    end too, or it is logged after the deadline, which the audit fails (A3)."""
+    from dataclasses import replace
+
+    from conjure.server import room as room_mod
+    from conjure.server.audit_verify import audit
+    from conjure.server.logformat import encode_record
+
+    T = [1_000_000.0]
+    store = MemoryStore()
+    cfg = replace(config(), clock=lambda: T[0])
+    async with running_room(store, cfg) as room:
+        table, log = await at_the_summon(room, store)
+        ann, bob, _cy = table
+        for v in (ann, bob):
+            done = Request(v, commit())
+            room.submit(done)
+            await done.done.wait()
+        g = room.game
+        assert g is not None and g.phase == "commit" and g.deadline is not None
+        deadline = g.deadline
+        # The host's pause is taken just before the summon's deadline by the loop's clock, and
+        # handled just after it (the loop looked, then time went on).
+        real_on_request = room_mod.Room._on_request
+
+        async def late(self, conn, msg):
+            T[0] = deadline + 0.001
+            return await real_on_request(self, conn, msg)
+
+        monkeypatch.setattr(room_mod.Room, "_on_request", late)
+        real_append = type(log).append_many
+
+        async def slow(self, items, ts, *, command=None):  # the tick's write stalls 40 s
+            out = await real_append(self, items, ts, command=command)
+            T[0] += 40.0
+            return out
+
+        monkeypatch.setattr(type(log), "append_many", slow)
+        pause = Request(ann, m.PauseGame())
+        room.submit(pause)
+        with trio.fail_after(10):
+            await pause.done.wait()
+        monkeypatch.setattr(room_mod.Room, "_on_request", real_on_request)
+        records = list(store.logs[room.game.setup.game_id].records)
+    path = tmp_path / "game.jsonl"
+    path.write_bytes(b"".join(encode_record(r) for r in records))
+    paused = [r for r in records if r.cmd is not None and r.cmd.get("kind") == "pause"]
+    assert paused, [r.type for r in records]
+    a = audit(path)
+    assert a.verified, a.problems

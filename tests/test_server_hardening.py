@@ -22,6 +22,7 @@ from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.events import event_from_record
 from conjure.protocol.messages import InLimits, RoomSettings
+from conjure.server.audit_verify import audit
 from conjure.server.logformat import read_log
 from tests.clienthelpers import wait_until
 from tests.wsclient import connect_from, open_client, open_table, reset, start_game
@@ -906,3 +907,89 @@ async def test_a_password_room_after_a_restart_says_why_it_admits_no_spectator(s
         await eve.send(m.Watch(room=code, password="hunter2"))
         err = await eve.expect_error("no_spectators")
         assert err.message == NO_SPECTATORS_AFTER_RESTART
+
+
+async def test_an_honest_abandonment_verifies_with_a_host_change_in_the_leavers_budget(
+    start_server, tmp_path
+):
+    """Found by review: a host's leaving that passes the role is counted in their budget of
+    comings and goings, and the audit's estimate of that budget must count it too: Ann leaves
+    (the role passes), comes back and goes over her budget, unlogged, and the honest
+    abandonment verifies."""
+    budget = 3
+    server = await start_server(
+        max_actions_per_round=budget, max_changes_per_round=budget, abandon_after=0.5
+    )
+    async with contextlib.AsyncExitStack() as stack:
+        table = await stack.enter_async_context(
+            open_table(server.url, ["Ann", "Bob", "Cy"], m.RoomSettings(limits=NO_CLOCKS))
+        )
+        await start_game(table)
+        ann, bob, cy = table
+        code, game_id = ann.room, ann.view.game_id
+        assert code is not None
+        room = server.rooms[code]
+
+        def away(seat: int) -> bool:
+            return room.game is not None and seat in room.game.away
+
+        # Ann, the host, leaves: the role passes (charged to her) and her going is logged.
+        await ann.send(m.Leave())
+        await ann.wait_closed()
+        await wait_until(lambda: away(0), what="Ann logged away")
+        assert room.game is not None and room.game.host == 1
+        ann2 = await stack.enter_async_context(open_client(server.url, "Ann2"))
+        await ann2.resume(code, table[0].token or "")
+        await wait_until(lambda: not away(0), what="Ann logged back")
+        # Bob comes and goes: three records, within the budget.
+        await bob.ws.aclose()
+        await wait_until(lambda: away(1), what="Bob away")
+        bob2 = await stack.enter_async_context(open_client(server.url, "Bob2"))
+        await bob2.resume(code, table[1].token or "")
+        await wait_until(lambda: not away(1), what="Bob back")
+        await bob2.ws.aclose()
+        await wait_until(lambda: away(1), what="Bob away again")
+        await cy.ws.aclose()
+        await wait_until(lambda: away(2), what="Cy away")
+        await ann2.ws.aclose()  # over Ann's budget: not logged (the room knows she went)
+        with trio.fail_after(20):
+            await wait_until(lambda: not server.rooms, timeout=20, what="abandoned")
+    path = tmp_path / "replays" / f"{game_id}.jsonl"
+    a = audit(path)
+    assert a.abandoned is not None
+    assert a.verified, a.problems
+
+
+async def test_a_paused_games_absent_host_over_budget_still_passes_the_role_after_the_grace(
+    start_server,
+):
+    """Found by review: over the leaver's budget the role stayed with an absent host, and a paused
+    game's round never changes, so nobody could resume. The host's grace passes the role, never
+    refused."""
+    budget = 3
+    server = await start_server(
+        max_actions_per_round=budget, max_changes_per_round=budget, host_grace=0.2
+    )
+    async with contextlib.AsyncExitStack() as stack:
+        table = await stack.enter_async_context(open_table(server.url, ["Ann", "Bob", "Cy"]))
+        await start_game(table)
+        ann, bob, _cy = table
+        code = ann.room
+        assert code is not None
+        room = server.rooms[code]
+
+        def away(seat: int) -> bool:
+            return room.game is not None and seat in room.game.away
+
+        await ann.send(m.PauseGame())
+        await bob.wait_view(lambda v: v.paused)
+        await ann.ws.aclose()  # a flaky connection: away (1), back (2), away (3)
+        await wait_until(lambda: away(0), what="Ann away")
+        again = await stack.enter_async_context(open_client(server.url, "Ann2"))
+        await again.resume(code, ann.token or "")
+        await wait_until(lambda: not away(0), what="Ann back")
+        await again.ws.aclose()
+        await wait_until(lambda: away(0), what="Ann away again")
+        # Ten host_grace periods later the table is still waiting on an absent host.
+        v = await bob.wait_view(lambda v: v.host != 0, timeout=2.0)
+        assert v.host == 1
