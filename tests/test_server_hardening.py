@@ -722,6 +722,10 @@ async def test_presence_left_unlogged_for_its_budget_is_logged_at_the_next_round
         await bob.choose(next(c.index for c in v.cards if not c.used))
         await ann.wait_view(lambda v: v.phase == "spell")
         assert ann.view is not None and ann.view.game_id is not None
+        # The catch-up is logged once the round's first move is handled: after the update that
+        # move made, which the table may see first (a loaded machine did).
+        game = lambda: server.rooms[room].game  # noqa: E731
+        await wait_until(lambda: game() is not None and 2 in game().away, what="Cy logged away")
     log = read_log(server.replays / f"{ann.view.game_id}.jsonl")
     flips = [
         (r.type, r.data.get("connected"))
