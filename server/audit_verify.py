@@ -890,15 +890,16 @@ class _Replay:
         before it takes the next request (the rules of version 2 leave the order to it), so such
         a move was let in: by a server that let a friend commit after the summon closed, say."""
         now = command.get("now")
-        if g.over or g.paused or g.deadline is None or not isinstance(now, int | float):
+        deadline = g.clock_deadline
+        if deadline is None or not isinstance(now, int | float):
             return
-        if now >= g.deadline:
+        if now >= deadline:
             seat = command.get("seat")
             who = self.a.name(seat) if isinstance(seat, int) and seat in g.seats else "a player"
             self.problem(
                 "rules",
                 f"{step.where}: {who}'s {one_line(str(command.get('kind')))} is dated "
-                f"{now - g.deadline:.3f} s after the {g.phase} phase's deadline: when time runs "
+                f"{now - deadline:.3f} s after the {g.phase} phase's deadline: when time runs "
                 "out the phase closes first (A3), so this move came too late to be taken",
                 r,
             )

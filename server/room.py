@@ -488,7 +488,7 @@ class Room:
             if self.stalled_retry is not None:
                 return
         g = self.game
-        deadline = None if g is None or g.over or g.paused else g.deadline
+        deadline = _running_deadline(g)
         if deadline is not None and now >= deadline:
             try:
                 await self._execute(cmd.Tick(now=now, deadline=deadline))
@@ -954,13 +954,13 @@ class Room:
         self.members.acting(conn, self)  # one who may not act is told so first
         now = self.config.clock()  # the group's one time: each deadline is judged against it
         g = self.game
-        deadline = None if g is None or g.over or g.paused else g.deadline
+        deadline = _running_deadline(g)
         while deadline is not None and now >= deadline and self.stalled_retry is None:
             # Due since the loop looked: the clock goes first (A3), as between two requests,
             # and again if the next phase's time ran out while the first tick was written.
             await self._on_timer()
             g, now = self.game, self.config.clock()
-            was, deadline = deadline, None if g is None or g.over or g.paused else g.deadline
+            was, deadline = deadline, _running_deadline(g)
             if deadline == was:
                 break  # the clock changed nothing (refused): the engine says why, below
         if g is None:
@@ -1430,6 +1430,11 @@ class Room:
             raise trio.BrokenResourceError(f"room {self.code} has closed")
         self._inbox.append(item)
         self._wakeup.unpark()
+
+
+def _running_deadline(g: Game | None) -> float | None:
+    """The deadline the clock acts on (none before the game starts)."""
+    return None if g is None else g.clock_deadline
 
 
 def to_command(msg: m.ClientMsg, seat: int, now: float) -> cmd.AnyCommand | None:

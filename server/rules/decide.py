@@ -591,7 +591,7 @@ def _tick(b: _Builder, c: cmd.Tick) -> None:
             f"The clock acted at {c.now} on deadline {c.deadline}; the phase's deadline is "
             f"{g.deadline}.",
         )
-    if g.over or g.paused or g.deadline is None or c.now < g.deadline:
+    if g.clock_deadline is None or c.now < g.clock_deadline:
         return
     r = g.round
     assert r is not None

@@ -94,6 +94,11 @@ class Game:
     def over(self) -> bool:
         return self.phase == "over"
 
+    @property
+    def clock_deadline(self) -> float | None:
+        """The deadline the clock acts on (A3): none once the game is over or while paused."""
+        return None if self.over or self.paused else self.deadline
+
     def name(self, seat: int) -> str:
         return self.setup.players[seat].name
 
