@@ -661,8 +661,9 @@ class Inputs(Prompts):
             self.say("info", f"You voted {'yes' if yes else 'no'} on proposal {pid + 1}.")
             return True
         if not stripped:
-            if (asked := self._asked_of_you()) is not None:  # (Enter alone said nothing: seen)
-                raise Refused(f"Type {asked} first, then Enter: Enter alone sends nothing.")
+            move = self._typed_move()
+            if move is not None and move[0] is not None:  # (Enter alone said nothing: seen)
+                raise Refused(f"Type {move[0]} first, then Enter: Enter alone sends nothing.")
             return False
         if self.spectator and self.joined:
             raise Refused("You are watching: spectators do not play, so nothing was sent.")
@@ -670,30 +671,25 @@ class Inputs(Prompts):
             raise Refused("Not in a room yet: your text is kept.")
         if v.paused:
             raise Refused("The game is paused: your text is kept.")
-        conj = self.is_conjurer()
-        if v.phase == "choose" and conj:
-            return self._choose(stripped)
-        if v.phase == "spell" and v.turn == v.you:
-            return self._spell(stripped, check=True)
-        if v.phase == "dark-commit" and conj:  # (no spell word yet: only a typo is asked about)
-            return self._commit(stripped, check=True)
-        if v.phase == "commit" and any(p.seat == me.seat for p in self.summoners()):
-            return self._commit(stripped, check=True)
+        if (move := self._typed_move()) is not None:
+            return move[1](stripped)
         raise Refused("Not your turn yet: nothing was sent (/say sends a chat).")
 
-    def _asked_of_you(self) -> str | None:
-        """What the table waits for this player to type now, as a phrase; None if nothing."""
+    def _typed_move(self) -> tuple[str | None, Callable[[str], bool]] | None:
+        """What a line typed now does, and what the table waits for this player to type, as a
+        phrase (None once nothing more is asked: a locked-in word may still be changed). One
+        place for both, so the hint Enter alone gets and the line sent never disagree."""
         v, me = self.view, self.me
         if v is None or me is None or not self.joined or v.paused:
             return None
         if v.phase == "choose" and self.is_conjurer():
-            return "a category's number or name"
+            return "a category's number or name", self._choose
         if v.phase == "spell" and v.turn == v.you:
-            return "your spell word"
-        summoning = v.phase == "dark-commit" and self.is_conjurer()
+            return "your spell word", lambda text: self._spell(text, check=True)
+        summoning = v.phase == "dark-commit" and self.is_conjurer()  # (no spell word yet)
         if summoning or (v.phase == "commit" and any(p.seat == me.seat for p in self.summoners())):
-            # (once locked in, a word may be changed, but nothing more is asked)
-            return None if me.committed or self.my_word() is not None else "your summoning word"
+            asked = None if me.committed or self.my_word() is not None else "your summoning word"
+            return asked, lambda text: self._commit(text, check=True)
         return None
 
     def _join_answer(self, text: str) -> bool:

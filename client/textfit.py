@@ -8,28 +8,16 @@ start and end stay readable ("supercal…ocious").
 
 from __future__ import annotations
 
-from conjure.protocol.cells import cells, char_cells
+from conjure.protocol.cells import cells, head, wrap_words
 
 ELLIPSIS = "…"
 #: A space :func:`wrap` never breaks at ("review 120s" stays on one line).
 NO_BREAK = "\u00a0"
 
 
-def _head(text: str, width: int) -> str:
-    """The longest start of ``text`` that fits ``width`` cells."""
-    out, used = [], 0
-    for ch in text:
-        w = char_cells(ch)
-        if used + w > width:
-            break
-        out.append(ch)
-        used += w
-    return "".join(out)
-
-
 def _tail(text: str, width: int) -> str:
     """The longest end of ``text`` that fits ``width`` cells."""
-    return _head(text[::-1], width)[::-1]
+    return head(text[::-1], width)[::-1]
 
 
 def shorten(text: str, width: int) -> str:
@@ -37,7 +25,7 @@ def shorten(text: str, width: int) -> str:
     if cells(text) <= width:
         return text
     if width <= 1:
-        return _head(ELLIPSIS, width)
+        return head(ELLIPSIS, width)
     words = text.split(" ")
     kept = ""
     for i in range(1, len(words)):
@@ -53,7 +41,7 @@ def shorten(text: str, width: int) -> str:
     # One word (or a first word) too long for its place: keep its start and its end.
     room = width - 1
     front = (room + 1) // 2 + room // 6
-    return _head(text, front) + ELLIPSIS + _tail(text, room - front)
+    return head(text, front) + ELLIPSIS + _tail(text, room - front)
 
 
 def pad(text: str, width: int) -> str:
@@ -63,35 +51,15 @@ def pad(text: str, width: int) -> str:
 
 
 def wrap(text: str, width: int, indent: str = "", hang: str = "  ") -> list[str]:
-    """``text`` as lines of at most ``width`` cells, broken at spaces.
+    """``text`` as lines of at most ``width`` cells, broken at spaces, each of its own lines
+    (``\\n``) begun anew.
 
     The first line starts with ``indent``, the others with ``hang``. A single word longer than a
     whole line (a long path, say) is broken where it must, each piece on a line of its own.
     """
     lines: list[str] = []
     for para in text.split("\n"):
-        line = indent if not lines else hang
-        start = len(line)
-        for word in para.split(" "):
-            if not word:
-                continue
-            sep = "" if len(line) == start else " "
-            if cells(line) + len(sep) + cells(word) <= width:
-                line += sep + word
-                continue
-            if len(line) > start:
-                lines.append(line)
-                line = hang
-                start = len(line)
-            room = max(1, width - cells(line))
-            while cells(word) > room:
-                piece = _head(word, room) or word[:1]
-                lines.append(line + piece)
-                word = word[len(piece) :]
-                line = hang
-                room = max(1, width - cells(line))
-            line += word
-        lines.append(line)
+        lines += wrap_words(para, width, hang if lines else indent, hang, break_long=True)
     return [line.rstrip() for line in lines]
 
 

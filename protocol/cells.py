@@ -26,22 +26,47 @@ def ljust(text: str, width: int) -> str:
     return text + " " * max(0, width - cells(text))
 
 
-def wrap_words(text: str, width: int, indent: str = "", hang: str = "  ") -> list[str]:
-    """One line of ``text`` as lines of at most ``width`` cells, broken only at spaces: a word
-    longer than a line stays whole on a line of its own. The first line starts with ``indent``,
-    the others with ``hang``; the spaces between two words on one line stay as they were, those
-    at a break go."""
+def head(text: str, width: int) -> str:
+    """The longest start of ``text`` that fits ``width`` cells."""
+    out, used = [], 0
+    for ch in text:
+        w = char_cells(ch)
+        if used + w > width:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out)
+
+
+def wrap_words(
+    text: str, width: int, indent: str = "", hang: str = "  ", *, break_long: bool = False
+) -> list[str]:
+    """One line of ``text`` as lines of at most ``width`` cells, broken only at spaces (a
+    no-break space is not one). The first line starts with ``indent``, the others with
+    ``hang``; the spaces between two words on one line stay as they were, those at a break go.
+
+    A word longer than a whole line stays whole on a line of its own (a path in a report stays
+    one piece to copy), or with ``break_long`` (a screen, where a line past the edge would
+    wrap anywhere) is broken where it must, each piece on a line of its own.
+    """
     lines: list[str] = []
     line, used, gap = indent, cells(indent), ""
     empty = True
-    for chunk in re.findall(r"\S+|\s+", text):
-        if chunk.isspace():
+    for chunk in re.findall(r"[^ ]+| +", text):
+        if chunk[0] == " ":
             gap = "" if empty else chunk
             continue
         size = cells(chunk)
         if not empty and used + cells(gap) + size > width:
             lines.append(line)
             line, used, gap, empty = hang, cells(hang), "", True
+        if break_long:
+            while size > width - used - cells(gap):
+                piece = head(chunk, max(1, width - used - cells(gap))) or chunk[:1]
+                lines.append(line + gap + piece)
+                chunk = chunk[len(piece) :]
+                size = cells(chunk)
+                line, used, gap = hang, cells(hang), ""
         line += gap + chunk
         used += cells(gap) + size
         gap, empty = "", False

@@ -23,6 +23,7 @@ from conjure.client.inputs import CHOOSE_SEEN, HOST_QUITS
 from conjure.client.session import Session
 from conjure.client.statefile import StateDir
 from conjure.client.textfit import cells, shorten, wrap, wrap_items
+from conjure.protocol.cells import wrap_words
 from conjure.protocol.deck import Card
 from conjure.protocol.messages import (
     Bye,
@@ -635,6 +636,12 @@ def test_text_helpers():
     assert shorten("supercalifragilistic", 10) == "superc…tic"
     assert shorten("a famous bridge over a river", 20) == "a famous bridge…"
     assert wrap("one two three", 8) == ["one two", "  three"]
+    # One wrapper for the screen and the reports: a no-break space holds, a word too long for
+    # a line is broken on the screen and kept whole in a report (a path stays one piece).
+    assert wrap("in review\u00a0120s", 13) == ["in", "  review\u00a0120s"]
+    assert wrap("ab abcdefghij", 6, "", " ") == ["ab", " abcde", " fghij"]
+    assert wrap_words("ab abcdefghij", 6, "", " ") == ["ab", " abcdefghij"]
+    assert wrap("one\ntwo three", 7, "> ", "  ") == ["> one", "  two", "  three"]
     assert wrap_items(["1. Ann 3", "2. Bob 2", "3. Cat 1"], 20, " · ", "", "") == [
         "1. Ann 3 ·",  # "· 2. Bob 2 ·" would be 21 cells: the item goes down whole
         "2. Bob 2 · 3. Cat 1",
