@@ -8,9 +8,16 @@ fields and positional construction.
 
 from __future__ import annotations
 
-from typing import dataclass_transform
+from typing import Annotated, dataclass_transform
 
 import msgspec
+
+#: The last second of the year 9999 (UTC): a calendar date, and a server's clock, stop there.
+MAX_TIME = 253402300799.0
+#: A time a clock gives, in seconds since 1970. A log holding another was written by no server
+#: of this program, and its report could show it as no date (found by review: such times made
+#: ``conjure replay`` stop with a traceback); decoding refuses it instead.
+Time = Annotated[float, msgspec.Meta(ge=0.0, le=MAX_TIME)]
 
 
 @dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(msgspec.field,))

@@ -24,9 +24,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import re
 import shutil
 import sys
+import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,7 @@ from conjure.server.audit_verify import (
     audit,
     one_line,
     parse_receipt_arg,
+    path_text,
     short_key,
     whole_batches,
 )
@@ -72,16 +75,34 @@ __all__ = ["add_arguments", "audit", "render_json", "render_text", "run"]
 # Times
 
 
-def clock(ts: float, *, date: bool = False) -> str:
-    """A record's time in UTC (logs travel between machines: one zone for everyone)."""
-    t = datetime.fromtimestamp(ts, UTC)
-    return t.strftime("%Y-%m-%d %H:%M:%S UTC" if date else "%H:%M:%S")
+def utc(ts: float) -> datetime | None:
+    """``ts`` as a date in UTC, or None for a time no calendar holds: a record's own time is
+    checked when the log is read (``protocol.structs.Time``), but times inside events (an
+    idle-since, a deadline a huge limit puts off) are only as the log says."""
+    try:
+        return datetime.fromtimestamp(ts, UTC)
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
+def clock(ts: float, *, date: bool = False, zone: bool = False) -> str:
+    """A record's time in UTC (logs travel between machines: one zone for everyone), with the
+    zone named when ``date`` or ``zone``."""
+    t = utc(ts)
+    if t is None:
+        return f"{ts:g} s after 1970 (no date)"
+    if date:
+        return t.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return t.strftime("%H:%M:%S UTC" if zone else "%H:%M:%S")
 
 
 def since(ts: float, start: float) -> str:
     """``+m:ss`` (or ``+h:mm:ss``) after ``start``; ``-m:ss`` before it (the server's clock is
     the wall clock, which can be set back: shown as logged, never as +0:00)."""
-    d = round(ts - start)
+    gap = ts - start
+    if not math.isfinite(gap):
+        return "(no time)"
+    d = round(gap)
     h, rest = divmod(abs(d), 3600)
     m, s = divmod(rest, 60)
     sign = "-" if d < 0 else "+"
@@ -212,11 +233,14 @@ def event_lines(a: Audit, steps: list[Step]) -> list[str]:
     day = ""
     out = []
     for s in steps:
-        t = datetime.fromtimestamp(s.record.ts, UTC)
-        if t.strftime("%Y-%m-%d") != day:
-            day = t.strftime("%Y-%m-%d")
-            out.append(f"-- {day} (UTC)")
-        stamp = t.strftime("%H:%M:%S.") + f"{t.microsecond // 1000:03d}"
+        t = utc(s.record.ts)
+        if t is None:
+            stamp = clock(s.record.ts)
+        else:
+            if t.strftime("%Y-%m-%d") != day:
+                day = t.strftime("%Y-%m-%d")
+                out.append(f"-- {day} (UTC)")
+            stamp = t.strftime("%H:%M:%S.") + f"{t.microsecond // 1000:03d}"
         out.append(
             f"{s.record.seq:>5}  {stamp}  {ljust(one_line(s.record.type), width)}  "
             f"{ljust(_actor(a, s.event), who)}  {summary(a, s)}"
@@ -436,7 +460,7 @@ def round_lines(a: Audit, r: RoundAudit, house: HouseScores | None = None) -> li
     if card is not None:
         title += f": {_card(a, card)}"
     out = [f"{title}, conjurer {a.name(r.conjurer)}"]
-    out.append(f"  started {clock(r.started)} UTC")
+    out.append(f"  started {clock(r.started, zone=True)}")
     body: list[str] = []
     body += _other_lines(a, r)
     body += _commit_lines(a, r)
@@ -672,7 +696,7 @@ def render_text(
     event_steps: list[Step],
     house: HouseScores | None = None,
 ) -> str:
-    out = [f"Game log {a.path} ({a.size} bytes, {len(a.records)} verified records)"]
+    out = [f"Game log {path_text(a.path)} ({a.size} bytes, {len(a.records)} verified records)"]
     if (cut := len(a.records) - whole_batches(a.records)) > 0:
         # (a newcomer read "97 verified records", then a round that ignored record 97)
         last = "the last record belongs" if cut == 1 else f"the last {cut} records belong"
@@ -756,7 +780,7 @@ def abandoned_text(a: Audit, e: ev.GameAbandoned) -> str:
     after = f"after round {done}" if done is not None else "before any round was finished"
     return (
         f"The game was abandoned at {clock(e.at, date=True)} in round {e.round} "
-        f"({one_line(e.phase)} phase), {after}: nobody had been connected since {clock(e.idle_since)} UTC "
+        f"({one_line(e.phase)} phase), {after}: nobody had been connected since {clock(e.idle_since, zone=True)} "
         f"({duration(e.at - e.idle_since)}). Round {e.round} was never scored; the scores stand "
         f"as recorded: {standings(a.name, e.totals)} (A7)."
     )
@@ -909,7 +933,7 @@ def run(args: argparse.Namespace) -> int:
     if len(logs) > 1:
         return _replay_many(args, logs, state_dirs, files)
     try:
-        status, out, _ = _replay_one(args, logs[0], receipts, state_dirs, files)
+        status, out, _ = _replay_one_safely(args, logs[0], receipts, state_dirs, files)
     except Unusable as exc:
         return _fail(str(exc))
     if args.json:
@@ -917,6 +941,30 @@ def run(args: argparse.Namespace) -> int:
     else:
         _report(out)
     return status
+
+
+def _replay_one_safely(
+    args: argparse.Namespace,
+    log: Path,
+    receipts: list[Receipt],
+    state_dirs: list[Path],
+    files: list[Path],
+    reads: ReceiptReads | None = None,
+) -> tuple[int, Any, Audit]:
+    """``_replay_one``, with a fault of this program on one log made that log's Unusable: a
+    report of several logs goes on to the others and its summary (docs/LOG.md), and one log
+    ends with a sentence and exit 2, never a traceback taken for a verdict."""
+    try:
+        return _replay_one(args, log, receipts, state_dirs, files, reads)
+    except Unusable:
+        raise
+    except Exception as exc:
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        raise Unusable(
+            f"{path_text(log)}: the audit itself failed on this log ({type(exc).__name__} at "
+            f"{Path(where.filename).name}:{where.lineno}: {one_line(str(exc))[:200]}): a fault "
+            "of this program, not a verdict on the log; please report it"
+        ) from exc
 
 
 def _replay_one(
@@ -948,7 +996,7 @@ def _replay_one(
         if r is None:
             held = f"it holds rounds 1-{a.rounds[-1].number}" if a.rounds else "it holds no round"
             if alone:
-                raise Unusable(f"{log}: round {args.round} is not in this log ({held})")
+                raise Unusable(f"{path_text(log)}: round {args.round} is not in this log ({held})")
             a.notes.append(f"round {args.round} is not in this log ({held}): nothing to explain")
             rounds, steps = [], []
         else:
@@ -981,9 +1029,9 @@ def _replay_many(
     games: dict[str, list[tuple[str, list[str]]]] = {}  #: game id -> (log, its chain's hashes)
     for i, log in enumerate(logs):
         if not args.json:
-            print(shown(("\n" if i else "") + f"==> {log} <=="), flush=True)
+            print(shown(("\n" if i else "") + f"==> {path_text(log)} <=="), flush=True)
         try:
-            status, out, a = _replay_one(args, log, [], state_dirs, files, reads)
+            status, out, a = _replay_one_safely(args, log, [], state_dirs, files, reads)
         except Unusable as exc:
             worst = max(worst, _fail(str(exc)))
             unusable.append(str(exc))
@@ -1025,7 +1073,7 @@ def _replay_many(
     lines = [f"{counted(len(logs), 'log')}: " + ", ".join(counts)]
     why = dict(parted_logs)
     lines += [
-        f"  NOT VERIFIED: {log}"
+        f"  NOT VERIFIED: {path_text(log)}"
         + (" (another log of its game parts from it)" if log in why else "")
         for log in failed
     ]
@@ -1048,12 +1096,14 @@ def _copies(game_id: str, held: list[tuple[str, list[str]]]) -> tuple[str, list[
         if at is not None:
             parted += [first] if not parted else []
             parted.append(log)
-            parts.append(f"{log} parts from it at seq {at}: one of the two was written again")
+            parts.append(
+                f"{path_text(log)} parts from it at seq {at}: one of the two was written again"
+            )
         elif len(other) == len(chain):
-            parts.append(f"{log} holds the same {counted(len(chain), 'record')}")
+            parts.append(f"{path_text(log)} holds the same {counted(len(chain), 'record')}")
         else:
-            parts.append(f"{log} is a copy of it cut after seq {len(other) - 1}")
-    text = f"game {one_line(game_id)} is in {len(held)} logs: {first}; " + "; ".join(parts)
+            parts.append(f"{path_text(log)} is a copy of it cut after seq {len(other) - 1}")
+    text = f"game {one_line(game_id)} is in {len(held)} logs: {path_text(first)}; " + "; ".join(parts)
     return text, parted
 
 

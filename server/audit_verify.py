@@ -49,6 +49,7 @@ from conjure.protocol.structs import struct_tag
 from conjure.protocol.text import escape_unshown, is_hex64
 from conjure.protocol.wording import signed
 from conjure.protocol.words import word_fingerprint
+from conjure.server.keyfiles import NotKeptFile, read_kept
 from conjure.server.logformat import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
 from conjure.server.redecide import redecide
 from conjure.server.rules import commands as cmd
@@ -75,6 +76,12 @@ def one_line(text: str) -> str:
     someone else's evidence, and a player named ``"x\\n=> VERIFIED: ..."`` must not print a
     verdict of its own; the report's own newlines are only those between its lines."""
     return escape_unshown(text)
+
+
+def path_text(path: object) -> str:
+    """A file's path as the report shows it: escaped as logged text is, since the path of a log
+    is chosen by whoever keeps it (a name with a newline printed a verdict of its own)."""
+    return one_line(str(path))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,6 +147,11 @@ def _receipt_items(doc: Any) -> list[Any]:
     return [doc]
 
 
+#: The most bytes a client's state file (receipts, kept secrets) is read to: a client keeps
+#: a few kilobytes a game, so this holds thousands of games.
+STATE_FILE_MOST = 64 << 20
+
+
 class ReceiptReads:
     """Receipt files and folders as first read in one run. ``conjure replay`` over many logs
     looks through every file of a state directory for each log: each is read and listed once."""
@@ -153,11 +165,16 @@ class ReceiptReads:
         found = self._docs.get(path)
         if found is None:
             try:
-                found = json.loads(path.read_bytes()), None
+                found = json.loads(read_kept(path, STATE_FILE_MOST)[0]), None
+            except NotKeptFile as exc:  # a FIFO would hang the audit, /dev/zero fill the memory
+                why = "too big for" if "bytes" in str(exc) else "not a regular file, so not"
+                found = None, f"ignored {path_text(path)}: {why} a client's state file"
+            except RecursionError:
+                found = None, f"ignored {path_text(path)}: JSON nested too deep"
             except OSError as exc:
-                found = None, f"ignored {path}: cannot read it ({exc.strerror or exc})"
+                found = None, f"ignored {path_text(path)}: cannot read it ({exc.strerror or exc})"
             except ValueError:
-                found = None, f"ignored {path}: not JSON"
+                found = None, f"ignored {path_text(path)}: not JSON"
             self._docs[path] = found
         return found
 
@@ -168,7 +185,7 @@ class ReceiptReads:
             try:
                 found = sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file())
             except OSError as exc:
-                found = f"ignored {folder}: cannot list it ({exc.strerror or exc})"
+                found = f"ignored {path_text(folder)}: cannot list it ({exc.strerror or exc})"
             self._listings[folder] = found
         return found
 
@@ -193,7 +210,7 @@ def receipts_from_file(
         return [], [unread]
     found: list[Receipt] = []
     for i, item in enumerate(_receipt_items(doc)):
-        where = f"{path}" if not isinstance(doc, list) else f"{path} [{i}]"
+        where = f"{path_text(path)}" if not isinstance(doc, list) else f"{path_text(path)} [{i}]"
         if not isinstance(item, dict):
             notes.append(f"ignored {where}: not a receipt object")
             continue
@@ -325,7 +342,7 @@ def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
         ours.append(kept)
     if not ours:
         return
-    where = f"the deal kept in {state_dir}"
+    where = f"the deal kept in {path_text(state_dir)}"
     shown = [k for k in ours if k.get("commitment") == d.commitment]
     for kept in ours:
         if kept.get("commitment") != d.commitment:
@@ -511,15 +528,18 @@ def _read(path: Path, audit: Audit) -> None:
     try:
         st = path.stat()
     except FileNotFoundError:
-        raise Unusable(f"{path}: no such file") from None
+        raise Unusable(f"{path_text(path)}: no such file") from None
     except OSError as exc:
-        raise Unusable(f"{path}: cannot read it: {exc.strerror or exc}") from None
+        raise Unusable(f"{path_text(path)}: cannot read it: {exc.strerror or exc}") from None
     if stat.S_ISDIR(st.st_mode):
         raise Unusable(
-            f"{path}: is a directory, not a game log (give its logs: conjure replay {path}/*.jsonl)"
+            f"{path_text(path)}: is a directory, not a game log "
+            f"(give its logs: conjure replay {path_text(path)}/*.jsonl)"
         )
     if not stat.S_ISREG(st.st_mode):
-        raise Unusable(f"{path}: is not a regular file (a pipe or a device), so not a game log")
+        raise Unusable(
+            f"{path_text(path)}: is not a regular file (a pipe or a device), so not a game log"
+        )
     try:  # only the start is needed to tell a log from something else: never read a file whole
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
@@ -527,10 +547,12 @@ def _read(path: Path, audit: Audit) -> None:
         finally:
             os.close(fd)
     except OSError as exc:
-        raise Unusable(f"{path}: cannot read it: {exc.strerror or exc}") from None
+        raise Unusable(f"{path_text(path)}: cannot read it: {exc.strerror or exc}") from None
     audit.size = st.st_size
     if not buf:
-        raise Unusable(f"{path}: is empty: it holds no records, so there is no game to audit")
+        raise Unusable(
+            f"{path_text(path)}: is empty: it holds no records, so there is no game to audit"
+        )
     try:
         result = read_log(path)
     except LogCorrupt as exc:
@@ -546,7 +568,7 @@ def _read(path: Path, audit: Audit) -> None:
         )
         return
     except OSError as exc:
-        raise Unusable(f"{path}: cannot read it: {exc.strerror or exc}") from None
+        raise Unusable(f"{path_text(path)}: cannot read it: {exc.strerror or exc}") from None
     audit.records = list(result.records)
     if result.torn:
         looks_like_a_log = buf.startswith(_RECORD_START) or _RECORD_START.startswith(buf)
@@ -554,7 +576,7 @@ def _read(path: Path, audit: Audit) -> None:
             first = buf.split(b"\n", 1)[0]
             why = "not JSON" if not first.lstrip().startswith((b"{", b"[")) else "not a log record"
             raise Unusable(
-                f"{path}: not a game log: line 1 is {why} (a log line is the canonical JSON of "
+                f"{path_text(path)}: not a game log: line 1 is {why} (a log line is the canonical JSON of "
                 'a record and starts with {"batch":)'
             )
         seq = len(result.records)
@@ -1231,26 +1253,26 @@ def _replay(audit: Audit) -> None:
     first = records[0]
     if first.type != "game_started":
         raise Unusable(
-            f"{audit.path}: not a Conjure game log: line 1 (seq 0) is a {first.type!r} record, "
+            f"{path_text(audit.path)}: not a Conjure game log: line 1 (seq 0) is a {first.type!r} record, "
             "not game_started"
         )
     try:
         start = ev.event_from_record(first.type, first.data)
     except msgspec.ValidationError as exc:
         raise Unusable(
-            f"{audit.path}: line 1 (seq 0): its game_started record cannot be read ({exc})"
+            f"{path_text(audit.path)}: line 1 (seq 0): its game_started record cannot be read ({exc})"
         ) from None
     assert isinstance(start, ev.GameStarted)
     if start.rules_version not in KNOWN_RULES_VERSIONS:
         known = ", ".join(str(v) for v in sorted(KNOWN_RULES_VERSIONS))
         raise Unusable(
-            f"{audit.path}: the game was played under rules version {start.rules_version}, which "
+            f"{path_text(audit.path)}: the game was played under rules version {start.rules_version}, which "
             f"this program does not know (it scores rules version {known}); audit it with the "
             "version of conjure that recorded it"
         )
     if start.log_format > LOG_FORMAT:
         raise Unusable(
-            f"{audit.path}: the log is in record format {start.log_format}, which this program "
+            f"{path_text(audit.path)}: the log is in record format {start.log_format}, which this program "
             f"does not know (it reads formats 1 to {LOG_FORMAT}); audit it with the version of "
             "conjure that recorded it"
         )

@@ -32,6 +32,7 @@ from typing import Annotated, Any, BinaryIO
 
 import msgspec
 
+from conjure.protocol.structs import Time
 from conjure.protocol.text import is_hex64
 
 __all__ = [
@@ -81,7 +82,7 @@ class LogRecord(
     """
 
     seq: _Seq
-    ts: float
+    ts: Time
     type: str
     data: dict[str, Any]
     prev: str  #: 64 lowercase hex digits, checked by ``_damage`` (``is_hex64``, not a pattern)
@@ -274,6 +275,8 @@ def _damage(line: bytes, chained_to: str = GENESIS) -> tuple[LogRecord | None, s
         return None, f"not a log record: {exc}"
     except msgspec.DecodeError:
         return None, "not valid JSON"
+    except RecursionError:  # (arrays in arrays hundreds deep: no record nests so)
+        return None, "not a log record: nested too deep"
     # A hash that equals a digest just computed is 64 lowercase hex digits, so only ``prev`` is
     # checked before hashing (``bytes.fromhex`` would skip whitespace in it), and only if it is
     # not the digest it should be; ``hash`` is looked at only to explain a mismatch.
@@ -296,9 +299,9 @@ _RECORD_START = b'{"batch":'
 class _SoundRecordAfter:
     """Whether a sound record (see ``_damage``) starts anywhere after the first bad line's start.
 
-    Fed the file from the start of that line on, in chunks of any size. Tries every later line,
-    and every point in a line where ``{"batch":`` begins: a line whose newline was overwritten
-    merges with the next record, which stays sound. A crash cannot leave a whole sound record
+    Fed the file from the start of that line on, in chunks of any size. Tries every later line
+    from its last point where ``{"batch":`` begins: a line whose newline was overwritten merges
+    with the next record, which stays sound. A crash cannot leave a whole sound record
     after damage, so one found there means tampering or bit rot. Only runs on the error path.
 
     Memory is bounded by ``MAX_LINE_BYTES``: of a longer line only its last ``MAX_LINE_BYTES``
@@ -334,13 +337,13 @@ class _SoundRecordAfter:
     def _end_of_line(self) -> None:
         window = bytes(self._line)
         at_start = self._length == len(window)  #: the window is the whole line
-        if at_start and not self._first and _damage(window)[0] is not None:
-            self.found = True
-        else:
-            i = window.find(_RECORD_START, 1 if at_start else 0)
-            while i >= 0 and not self.found:
-                self.found = _damage(window[i:])[0] is not None
-                i = window.find(_RECORD_START, i + 1)
+        # Only the line's last ``{"batch":`` can begin a sound record: inside a record every
+        # quote of a string is escaped and no object's first key is "batch", so the start of
+        # a record occurs in it once, at its start. (Trying every start made a planted tail of
+        # nested starts take 1.3 s per MiB, found by review.)
+        i = window.rfind(_RECORD_START)
+        if i >= 0 and not (i == 0 and at_start and self._first):
+            self.found = _damage(window[i:])[0] is not None
         self._line.clear()
         self._length = 0
         self._first = False

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from conjure.protocol.events import GameSetup
-from conjure.protocol.structs import FrozenStruct
+from conjure.protocol.structs import FrozenStruct, Time
 
 
 def _snake(name: str) -> str:
@@ -20,7 +20,7 @@ def _snake(name: str) -> str:
 
 
 class Command(FrozenStruct, tag_field="kind", tag=_snake):
-    now: float
+    now: Time
 
 
 class StartGame(Command):
@@ -84,7 +84,7 @@ class Tick(Command):
     Logged with the deadline it acted on, so a tick dated before its deadline is refused on replay.
     """
 
-    deadline: float | None = None
+    deadline: Time | None = None
 
 
 class Presence(Command):
@@ -123,7 +123,7 @@ class Abandon(Command):
     """The room's, like Tick (no seat sends it): nobody has been connected since ``idle_since``
     for the server's abandon time, so the game ends as abandoned (docs/RULES.md A7)."""
 
-    idle_since: float
+    idle_since: Time
 
 
 AnyCommand = (
