@@ -1103,7 +1103,9 @@ def _copies(game_id: str, held: list[tuple[str, list[str]]]) -> tuple[str, list[
             parts.append(f"{path_text(log)} holds the same {counted(len(chain), 'record')}")
         else:
             parts.append(f"{path_text(log)} is a copy of it cut after seq {len(other) - 1}")
-    text = f"game {one_line(game_id)} is in {len(held)} logs: {path_text(first)}; " + "; ".join(parts)
+    text = f"game {one_line(game_id)} is in {len(held)} logs: {path_text(first)}; " + "; ".join(
+        parts
+    )
     return text, parted
 
 

@@ -209,6 +209,11 @@ def encode_record(record: LogRecord) -> bytes:
 #: biggest, ``game_started``, is a few kilobytes); a longer line is damage, so a reader never holds
 #: more than this much of one line in memory, whatever the file's size.
 MAX_LINE_BYTES = 1 << 20
+#: The most bytes one append writes (``LogWriter`` refuses a bigger one before writing): a crash
+#: leaves at most one append torn, so more bytes after the last whole batch are no torn tail.
+#: Far above any real append (a group of decisions holds tens of kilobytes); what it buys is
+#: that a planted tail (a sparse file of gigabytes that takes no disk) is refused unread.
+MAX_APPEND_BYTES = 64 << 20
 #: How much of a file is read at once off the common path (a torn tail, a copy into ``.torn``).
 _CHUNK = 1 << 20
 _EMPTY_SHA256 = hashlib.sha256().hexdigest()
@@ -484,6 +489,16 @@ def read_log(path: str | os.PathLike[str]) -> LogReadResult:
         tail_start = p.batch_pos if p.incomplete else p.end
         torn: str | None = None
         size, digest = p.end, _EMPTY_SHA256
+        if (bad is not None or p.incomplete) and st.st_size - tail_start > MAX_APPEND_BYTES:
+            at = bad.line if bad is not None and not p.incomplete else p.batch_seq + 1
+            raise LogCorrupt(
+                path,
+                at,
+                len(records) if bad is not None and not p.incomplete else p.batch_seq,
+                tail_start,
+                f"{st.st_size - tail_start:,} bytes after the last whole batch, more than one "
+                "append writes, so no crash left them",
+            )
         if bad is not None:
             found = True
             if bad.damaged:

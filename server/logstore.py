@@ -36,6 +36,7 @@ from conjure.server.logformat import (
     _CHUNK,
     _DECODER,
     GENESIS,
+    MAX_APPEND_BYTES,
     MAX_LINE_BYTES,
     LogError,
     LogReadResult,
@@ -239,7 +240,12 @@ class LogWriter:
                 lines.append(line)
                 prev = record.hash
             out.append(records)
-        return out, b"".join(lines)
+        data = b"".join(lines)
+        if len(data) > MAX_APPEND_BYTES:  # (read_log takes no more for a torn tail)
+            raise ValueError(
+                f"an append of {len(data)} bytes; one holds at most {MAX_APPEND_BYTES}"
+            )
+        return out, data
 
     def _check_usable(self) -> None:
         if self._closed:

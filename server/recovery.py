@@ -13,7 +13,9 @@ start-up does with each file"):
 - A log under another rules version, damaged before its end (``LogCorrupt``), holding events the
   engine cannot read or that are not legal under the rules (``server.rules.legality``), or with no
   complete record, is **refused**: not loaded, left as it is.
-- An unfinished game whose room code an earlier log's unfinished game holds is **refused** too.
+- An unfinished game whose room code another log's unfinished game holds is **refused**, both
+  of them; so is an unfinished log not named after its game, a link start-up would write
+  through (an unfinished game or a torn tail), and a tail longer than one append.
 - Only then is a torn tail (a crash mid-append) moved aside (``recover_torn_tail``); a finished
   game is counted and stays as it is; an unfinished one is resumed with a writer.
 
@@ -40,11 +42,13 @@ from conjure.protocol.events import (
     event_from_record,
 )
 from conjure.protocol.messages import EARLIER_LINES, Receipt, ResultView
+from conjure.protocol.text import escape_unshown
 from conjure.server import feed, results
 from conjure.server.logformat import (
     LOG_FORMAT,
     LogCorrupt,
     LogError,
+    LogReadResult,
     LogRecord,
     first_record,
     read_log,
@@ -83,6 +87,16 @@ class LoadReport:
     skipped: list[str] = field(default_factory=list)  # one sentence per file that is no game log
 
 
+@dataclass
+class _Claim:
+    """An unfinished game read whole, resumed once no other log holds its room."""
+
+    path: Path
+    result: LogReadResult
+    game: Game
+    talk: list[str]
+
+
 class _Skip(Exception):
     """Not a game log; the sentence says why."""
 
@@ -99,10 +113,11 @@ def load_replays(replays: Path, say: Callable[[str], None]) -> LoadReport:
     except OSError as exc:
         say(f"cannot list {replays}: {exc.strerror or exc}; no game was loaded")
         return report
+    claims: dict[str, list[_Claim]] = {}  #: room code -> the unfinished logs that hold it
     for name in names:
         path = replays / name
         try:
-            _load_one(path, report, say)
+            _load_one(path, report, say, claims)
         except _Skip as why:
             line = f"skipped {path}: {why}; the file is left as it is"
             report.skipped.append(line)
@@ -123,6 +138,7 @@ def load_replays(replays: Path, say: Callable[[str], None]) -> LoadReport:
             continue
         report.refused.append(line)
         say(line)
+    _resume_claimed(report, claims, say)
     return report
 
 
@@ -131,7 +147,9 @@ def _finished(events: Sequence[Event]) -> bool:
     return any(isinstance(e, FINAL_EVENTS) for e in events)
 
 
-def _load_one(path: Path, report: LoadReport, say: Callable[[str], None]) -> None:
+def _load_one(
+    path: Path, report: LoadReport, say: Callable[[str], None], claims: dict[str, list[_Claim]]
+) -> None:
     fd = _open_candidate(path)
     try:
         st = os.fstat(fd)
@@ -193,28 +211,74 @@ def _load_one(path: Path, report: LoadReport, say: Callable[[str], None]) -> Non
             raise _Refuse(f"line {i + 1} is not legal under rules version {RULES_VERSION}: {why}")
         raise _Refuse(f"it is not what the rules decide: {decided.mismatch.sentence()}")
     game = None if finished else decided.state
-    if game is not None and any(r.game.setup.room == game.setup.room for r in report.resumed):
-        # Refused before its torn tail is moved: a refused log is left as it is (it was cut
-        # first, then refused by the server that could not give it its room).
-        raise _Refuse(f"room {game.setup.room} is already taken by another unfinished game")
-    found = results.extend_views(game, [])
+    if (game is not None or result.torn) and path.is_symlink():
+        # Start-up writes to no file through a link: its target may be anyone's file, outside
+        # replays/ (found by review: a link's target was cut back and then written to).
+        raise _Refuse(
+            "it is a symbolic link, and start-up writes through none (its target may be no "
+            "file of this server's); put the log itself in replays/ to go on with it"
+        )
+    if game is not None and path.name != f"{game.setup.game_id}{LOG_SUFFIX}":
+        raise _Refuse(
+            f"its name is not its game's ({escape_unshown(game.setup.game_id)}{LOG_SUFFIX}), and "
+            "the server names every log after its game: so this one was put here by hand"
+        )
+    if game is None:
+        _recover_tail(path, result, report, say)
+        report.finished += 1
+        return
+    # Resumed after every log was read (``_resume_claimed``): a room two logs hold is neither's.
+    claims.setdefault(game.setup.room, []).append(_Claim(path, result, game, list(talk)))
+
+
+def _recover_tail(
+    path: Path, result: LogReadResult, report: LoadReport, say: Callable[[str], None]
+) -> None:
     if result.torn:
         torn = recover_torn_tail(path, result)
         line = (
             f"recovered {path}: the last write was cut short ({result.torn_reason}); "
             f"{result.size - result.valid_end} byte(s) moved to {torn}, "
-            f"{len(records)} record(s) kept"
+            f"{len(result.records)} record(s) kept"
         )
         report.recovered.append(line)
         say(line)
-    if finished:
-        report.finished += 1
-        return
-    assert game is not None
-    writer = open_for_append(path, records)
-    last = records[-1]
-    receipt = Receipt(last.seq, last.hash)
-    report.resumed.append(Resumed(path, game, writer, receipt, found, list(talk)))
+
+
+def _resume_claimed(
+    report: LoadReport, claims: dict[str, list[_Claim]], say: Callable[[str], None]
+) -> None:
+    """Resume each unfinished game whose room no other unfinished log holds. A room has one
+    game at a time, so no server wrote two: the first in name order winning let a planted log
+    take a real game's room (its host refused as ``bad_token``, the planter seated; found by
+    review). Both are refused, before either's torn tail is moved: left as they are."""
+    for room, held in claims.items():
+        if len(held) > 1:
+            for claim in held:
+                others = ", ".join(c.path.name for c in held if c is not claim)
+                line = (
+                    f"refused {claim.path}: room {room} is held by another unfinished game too "
+                    f"({others}), and a room has one game at a time: this game is not loaded, "
+                    "the file is left as it is"
+                )
+                report.refused.append(line)
+                say(line)
+            continue
+        (claim,) = held
+        try:
+            _recover_tail(claim.path, claim.result, report, say)
+            writer = open_for_append(claim.path, claim.result.records)
+        except (LogError, OSError, ValueError) as exc:
+            line = f"refused {claim.path}: {exc}"
+            report.refused.append(line)
+            say(line)
+            continue
+        last = claim.result.records[-1]
+        found = results.extend_views(claim.game, [])
+        resumed = Resumed(
+            claim.path, claim.game, writer, Receipt(last.seq, last.hash), found, claim.talk
+        )
+        report.resumed.append(resumed)
 
 
 def _kind(mode: int) -> str:

@@ -55,9 +55,9 @@ from tests.test_redecide import random_game
 NO_CLOCK = Limits(choose=None, spell=None, mark=None, commit=None, reveal=None, review=None)
 
 
-def five_seat_game() -> RecordingTable:
+def five_seat_game(game_id: str = "game-1") -> RecordingTable:
     """Round 1 of a 5-seat game: the card is chosen, seats 0 and 1 wrote spell words."""
-    t = RecordingTable(5, cards=DEFAULT_CARDS[:5], limits=NO_CLOCK)
+    t = RecordingTable(5, cards=DEFAULT_CARDS[:5], limits=NO_CLOCK, game_id=game_id)
     t.choose()
     t.spell("lava", "mountain")
     return t
@@ -65,10 +65,12 @@ def five_seat_game() -> RecordingTable:
 
 def write_game(path: Path, edit: Any = None) -> bytes:
     """The 5-seat game as a hash-valid log, one batch per decision, as the server writes it
-    (``edit`` may change an event's data first: a lying server's log still chains)."""
+    (``edit`` may change an event's data first: a lying server's log still chains). Its game
+    id is the file's name, as the server names every log."""
     lines = []
     prev, seq = GENESIS, 0
-    for batch in as_batches(five_seat_game().decisions, edit):
+    game_id = path.name.removesuffix(".jsonl")
+    for batch in as_batches(five_seat_game(game_id).decisions, edit):
         ts, items = batch
         for k, (type_, data) in enumerate(items):
             cmd = None if k else batch.command
@@ -228,12 +230,55 @@ async def test_fifo_socket_directory_and_links_are_skipped_unopened(start_server
     assert not [p for p in replays.iterdir() if ".torn" in p.name]
 
 
-async def test_a_link_to_a_real_log_is_loaded(start_server, tmp_path, replays, said):
-    real = tmp_path / "elsewhere.jsonl"
+async def test_a_link_to_an_unfinished_log_is_read_but_never_written(
+    start_server, tmp_path, replays, said
+):
+    """A link's target may be anyone's file outside replays/: start-up cut one back and the
+    resumed game wrote to it (found by review). It is refused, its target byte for byte."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    real = outside / "game-1.jsonl"
     write_game(real)
+    with real.open("ab") as f:
+        f.write(b'{"batch":0,"data":{"round":1,"seat":2,"wo')  # a torn tail to "recover"
+    before = real.read_bytes()
     (replays / "game-1.jsonl").symlink_to(real)
     server = await start(start_server)
-    assert "ABCD" in server.rooms and not lines_about(said, replays / "game-1.jsonl")
+    assert "ABCD" not in server.rooms
+    (line,) = lines_about(said, replays / "game-1.jsonl")
+    assert "it is a symbolic link, and start-up writes through none" in line
+    assert real.read_bytes() == before and not list(replays.glob("*.torn"))
+
+
+async def test_a_log_not_named_for_its_game_is_not_resumed(start_server, replays, said):
+    log = replays / "game-1.jsonl"
+    write_game(log)
+    planted = replays / "a.jsonl"
+    planted.write_bytes(log.read_bytes())
+    log.unlink()
+    server = await start(start_server)
+    assert "ABCD" not in server.rooms
+    (line,) = lines_about(said, planted)
+    assert "its name is not its game's (game-1.jsonl)" in line
+
+
+async def test_a_huge_sparse_tail_is_refused_unread(start_server, replays, said, monkeypatch):
+    """A planted file of a header and gigabytes of hole (taking no disk) held start-up for
+    82 s at 20 GB: more bytes after the last whole batch than one append writes are no crash's
+    torn tail, so they are refused without being read or hashed."""
+    from conjure.server import logformat
+
+    log = replays / "game-1.jsonl"
+    good = write_game(log)
+    with log.open("r+b") as f:
+        f.truncate(len(good) + logformat.MAX_APPEND_BYTES * 64)  # 4 GiB, a hole
+    scanned: list[int] = []
+    monkeypatch.setattr(logformat, "_scan_tail", lambda *a: scanned.append(1) or (False, 0, ""))
+    server = await start(start_server)
+    assert "ABCD" not in server.rooms and not scanned
+    (line,) = lines_about(said, log)
+    assert "more than one append writes, so no crash left them" in line
+    assert log.stat().st_size == len(good) + logformat.MAX_APPEND_BYTES * 64
 
 
 # ---------------------------------------------------------------------------- refused logs
@@ -342,37 +387,44 @@ async def test_a_valid_log_with_a_torn_tail_is_still_recovered(start_server, rep
     assert counts.endswith("0 refused, 0 skipped (not game logs)")
 
 
-async def test_two_unfinished_games_of_one_room_code_resume_one_and_count_the_other_refused(
+async def test_two_unfinished_games_of_one_room_code_are_both_refused(
     start_server, replays, said
 ):
+    """A room has one game at a time, so no server wrote both; the first in name order won,
+    which let a planted log (named "a…") take a real game's room (found by review)."""
     write_game(replays / "game-1.jsonl")
-    write_game(replays / "game-2.jsonl")  # the same room code: only one can be room ABCD
+    write_game(replays / "game-2.jsonl")  # the same room code: which one is room ABCD?
     server = await start(start_server)
-    assert list(server.rooms) == ["ABCD"]
-    assert len(server.report.resumed) == 1 and len(server.report.refused) == 1
+    assert list(server.rooms) == []
+    assert len(server.report.resumed) == 0 and len(server.report.refused) == 2
     (line,) = lines_about(said, replays / "game-2.jsonl")
-    assert "room ABCD is already taken" in line
+    assert "room ABCD is held by another unfinished game too (game-1.jsonl)" in line
+    (line,) = lines_about(said, replays / "game-1.jsonl")
+    assert "room ABCD is held by another unfinished game too (game-2.jsonl)" in line
     (counts,) = [x for x in banner(server) if "unfinished game(s) resumed" in x]
-    assert "1 unfinished game(s) resumed, 0 finished, 1 refused" in counts
+    assert "0 unfinished game(s) resumed, 0 finished, 2 refused" in counts
 
 
 async def test_a_log_refused_for_its_room_code_keeps_its_torn_tail_in_place(
     start_server, replays, said
 ):
     """Start-up moved the second log's tail aside and cut the file, then refused the log for
-    its room code: a refused log is left as it is (docs/LOG.md)."""
-    write_game(replays / "game-1.jsonl")
+    its room code: a refused log is left as it is (docs/LOG.md), either of the two."""
+    first = replays / "game-1.jsonl"
     second = replays / "game-2.jsonl"
-    write_game(second)
-    with second.open("ab") as f:
-        f.write(b"NOTE: disputed\nmore\n")  # an organizer's notes, say
-    before = second.read_bytes()
+    for log in (first, second):
+        write_game(log)
+        with log.open("ab") as f:
+            f.write(b"NOTE: disputed\nmore\n")  # an organizer's notes, say
+    before = [first.read_bytes(), second.read_bytes()]
     server = await start(start_server)
-    assert list(server.rooms) == ["ABCD"]
-    (line,) = lines_about(said, second)
-    assert "room ABCD is already taken" in line and "left as it is" in line
-    assert second.read_bytes() == before
-    assert not second.with_name(second.name + ".torn").exists()
+    assert list(server.rooms) == []
+    for log in (first, second):
+        (line,) = lines_about(said, log)
+        assert "room ABCD is held by another unfinished game too" in line
+        assert "left as it is" in line
+    assert [first.read_bytes(), second.read_bytes()] == before
+    assert not list(replays.glob("*.torn"))
 
 
 # ---------------------------------------------------------------------------- legality, pure
