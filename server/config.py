@@ -51,6 +51,9 @@ class ServerConfig:
     max_changes_per_round: int = 20
     #: Frames queued for one client before it counts as not reading and is dropped.
     outbound_queue: int = 64
+    #: Bytes queued for one client before it counts as not reading and is dropped: what the
+    #: socket's own buffer cannot take of about ten whole views of the biggest table.
+    outbound_bytes: int = 512 << 10
     #: Multiplies every phase limit when a game starts (tests use small values for fast clocks).
     limit_scale: float = 1.0
 

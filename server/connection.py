@@ -55,6 +55,7 @@ class Connection:
         remote: str = "",
         *,
         beat: float = 1.0,
+        queue_bytes: int = 512 << 10,
     ) -> None:
         self.ws = ws
         self.id = next(_ids)
@@ -63,6 +64,11 @@ class Connection:
         # queued frames without a scheduler round trip per frame (see ``write_loop``).
         self._queue: deque[bytes | _Close] = deque()
         self._queue_size = queue_size
+        #: Bytes of frames queued, and the most that may be: a count of frames alone let a
+        #: client that stops reading hold 64 whole views (3.4 MB each connection with a big
+        #: deck, gigabytes over a few addresses; found by review).
+        self._queued = 0
+        self._queue_bytes = queue_bytes
         self._writer = trio.lowlevel.ParkingLot()
         self._sending = False
         self.scope = trio.CancelScope()
@@ -118,11 +124,16 @@ class Connection:
             if self.ws.owed:
                 self._writer.unpark()
             return True
-        if len(self._queue) >= self._queue_size:
+        if self._full(len(PING_FRAME)):
             return False  # a client that does not read is dropped by its next update, or unheard
         self._queue.append(PING_FRAME)
+        self._queued += len(PING_FRAME)
         self._writer.unpark()
         return True
+
+    def _full(self, more: int) -> bool:
+        """Whether ``more`` bytes queued would be over the frames or the bytes allowed."""
+        return len(self._queue) >= self._queue_size or self._queued + more > self._queue_bytes
 
     def send(self, msg: ServerMsg) -> None:
         self.send_frame(frame_of(msg))
@@ -136,20 +147,23 @@ class Connection:
             if self.ws.owed:
                 self._writer.unpark()
             return
-        if len(self._queue) >= self._queue_size:
+        if self._full(len(data)):
             self.abort(CLOSE_POLICY, "too slow: your updates were not being read")
             return
         self._queue.append(data)
+        self._queued += len(data)
         self._writer.unpark()
 
     def close(self, reason: str, code: int = CLOSE_NORMAL, grace: float = 5.0) -> None:
         """Say ``Bye(reason)``, then close; gives up after ``grace`` seconds."""
         if self.closing is not None:
             return
-        if len(self._queue) + 2 > self._queue_size:
+        bye = frame_of(Bye(reason=reason))
+        if len(self._queue) + 2 > self._queue_size or self._queued + len(bye) > self._queue_bytes:
             self.abort(code, reason)
             return
-        self._queue.append(frame_of(Bye(reason=reason)))
+        self._queue.append(bye)
+        self._queued += len(bye)
         self._queue.append(_Close(code, reason))
         self._writer.unpark()
         self.closing = _Close(code, reason)
@@ -172,6 +186,7 @@ class Connection:
         except (Closed, trio.BrokenResourceError, trio.ClosedResourceError):
             self.unwritable = True
             self._queue.clear()
+            self._queued = 0
             if self.closing is not None:  # a goodbye that cannot be said: close now
                 self.scope.cancel()
 
@@ -191,6 +206,7 @@ class Connection:
                 await ws.wait_peer_closed()  # the read loop reads on until the client's Close
                 self.scope.cancel()
                 return
+            self._queued -= len(item)
             self._sending = True  # until the frame is written: nothing may overtake it
             try:
                 await ws.send(item)

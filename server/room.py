@@ -443,6 +443,12 @@ class Room:
             return None
         return self.config.idle_close
 
+    def _idle_since(self) -> float | None:
+        """Since when the room has been idle in the sense of ``_idle_limit``: a lobby with no
+        seat connected (spectators do not hold one open: one spectator from anywhere kept a
+        room past its 90 s; found by review), a finished game's room with nobody at all."""
+        return self.no_player_since if self.lobby is not None else self.empty_since
+
     def _next_wake(self) -> float:
         times = [math.inf]
         g = self.game
@@ -461,8 +467,9 @@ class Room:
         ):
             times.append(self.away_since[host] + self.config.host_grace)
         limit = self._idle_limit()
-        if limit is not None and self.empty_since is not None:
-            times.append(self.empty_since + limit)
+        idle = self._idle_since()
+        if limit is not None and idle is not None:
+            times.append(idle + limit)
         if not stalled and self._running() and self.no_player_since is not None:
             times.append(self.no_player_since + self.config.abandon_after)
         if self._spectators_due is not None:
@@ -509,7 +516,8 @@ class Room:
         if self._running() and since is not None and now >= since + self.config.abandon_after:
             await self._abandon(since)
         limit = self._idle_limit()
-        if limit is not None and self.empty_since is not None and now >= self.empty_since + limit:
+        idle = self._idle_since()
+        if limit is not None and idle is not None and now >= idle + limit:
             self.end_reason = self.end_reason or f"nobody connected for {limit:g} s"
 
     async def _abandon(self, since: float) -> None:
@@ -720,7 +728,11 @@ class Room:
         here = pid in self.conns
         self._attach(conn, pid)
         conn.send(m.Seated(room=self.code, seat=i, player_id=pid, token=msg.token))
-        self._broadcast([] if here else [f"{self._roster().name(pid)} is back."])
+        if here:  # the table is as it was: only this connection needs a view (a resume sent
+            # again and again reached every seat as an update with no news; found by review)
+            self._send_view(conn)
+        else:
+            self._broadcast([f"{self._roster().name(pid)} is back."])
 
     def _watch(self, conn: Viewer, msg: m.Watch) -> None:
         self._not_member(conn)
@@ -781,7 +793,9 @@ class Room:
         lobby.change_settings(pid, msg.settings)
         self.settings = lobby.settings
         if self.settings == before:
-            self._broadcast([])  # nothing changed: say nothing that claims otherwise
+            # Nothing changed: the host sees the settings as they are, nobody else is sent a
+            # thing (an update with no news to every seat, again and again; found by review).
+            self._send_view(conn)
             return
         if not self.settings.spectators:
             for w in list(self.watchers):

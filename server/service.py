@@ -288,7 +288,13 @@ class GameServer:
                 )
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return
-            conn = Connection(ws, cfg.outbound_queue, host, beat=random.uniform(0.75, 1.25))
+            conn = Connection(
+                ws,
+                cfg.outbound_queue,
+                host,
+                beat=random.uniform(0.75, 1.25),
+                queue_bytes=cfg.outbound_bytes,
+            )
             ws.report = partial(self._frame_abuse, conn)
             if refusal is not None or self._stopping.is_set():
                 await self._turn_away(conn, refusal)

@@ -25,6 +25,7 @@ from conjure.protocol.messages import InLimits, RoomSettings
 from conjure.server.audit_verify import audit
 from conjure.server.logformat import read_log
 from tests.clienthelpers import wait_until
+from tests.polling import poll_until
 from tests.wsclient import connect_from, open_client, open_table, reset, start_game
 
 NO_CLOCKS = InLimits(choose=None, spell=None, mark=None, commit=None, reveal=None, review=None)
@@ -747,12 +748,43 @@ async def test_resuming_the_seat_a_connection_already_holds_is_told_nobody(serve
         code = bob.view.room
         assert bob.token is not None
         ann.skip_all()
+        mark = len(ann.received)
         for _ in range(5):
             await bob.resume(code, bob.token)
         await bob.send(m.SendChat(text="still here"))  # a line after: everything before arrived
         await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "still here")
         lines = [f for x in ann.received if isinstance(x, m.Update) for f in x.feed]
         assert not [f for f in lines if "is back" in f], lines
+        # Nor any update at all: with nothing changed, each resume reached every seat as an
+        # update with no news (a whole view each for a seat without patches; found by review).
+        assert not [x for x in ann.received[mark:] if isinstance(x, m.Update)]
+
+
+async def test_settings_changed_to_what_they_are_reach_the_host_alone(server):
+    async with open_table(server.url, ["Ann", "Bob"]) as (ann, bob):
+        await bob.wait_view(lambda v: len(v.players) == 2)
+        bob.skip_all()
+        mark = len(bob.received)
+        for _ in range(5):
+            assert ann.view is not None
+            await ann.send(m.ChangeSettings(settings=ann.view.settings))
+            await ann.recv_until(lambda x: isinstance(x, m.Update))
+        await ann.send(m.SendChat(text="done"))
+        await bob.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "done")
+        assert not [x for x in bob.received[mark:] if isinstance(x, m.Update)]
+
+
+async def test_a_spectator_does_not_hold_an_abandoned_lobby_open(start_server):
+    """One spectator, from anywhere, kept a lobby whose seats had all gone open past its idle
+    time (rooms held without end at one connection each; found by review)."""
+    server = await start_server(lobby_idle_close=0.3)
+    async with open_client(server.url, "Spec") as spec:
+        async with open_table(server.url, ["Ann", "Bob"]) as (ann, _bob):
+            code = ann.room
+            assert code is not None
+            await spec.watch(code)
+        with trio.fail_after(5):
+            await poll_until(lambda: code not in server.rooms)
 
 
 async def test_host_role_bounced_between_seats_is_within_the_round_budget(start_server):

@@ -20,6 +20,7 @@ from conjure.protocol.deck import Card
 from conjure.protocol.events import event_from_record
 from conjure.protocol.messages import InLimits, RoomSettings
 from conjure.server.audit_verify import Receipt, audit
+from conjure.server.connection import Connection
 from conjure.server.logformat import read_log
 from conjure.server.logstore import LogFailure
 from conjure.server.rules import fold
@@ -421,8 +422,14 @@ async def _two_games(server) -> tuple[tuple[str, str, list[str]], tuple[str, str
 # ---------------------------------------------------------------------------- failures
 
 
-async def test_a_client_that_never_reads_does_not_delay_the_others(start_server):
-    server = await start_server(outbound_queue=8, rate=10_000, burst=10_000, heartbeat_interval=60)
+@pytest.mark.parametrize(
+    "limit",
+    [{"outbound_queue": 8}, {"outbound_bytes": 64 << 10}],  # frames queued, or their bytes
+)
+async def test_a_client_that_never_reads_does_not_delay_the_others(start_server, limit):
+    """Dropped once what waits for it is over either bound: a count of frames alone let one
+    such client hold 64 whole views (3.4 MB with a big deck; found by review)."""
+    server = await start_server(rate=10_000, burst=10_000, heartbeat_interval=60, **limit)
     async with open_table(server.url, ["Ann", "Bob"]) as (ann, bob):
         code = ann.room
         async with wire.open_websocket(server.url, message_queue_size=1) as ws:
@@ -626,3 +633,24 @@ async def test_a_player_who_commits_and_resets_behind_a_slow_write_loses_nothing
         found = audit(room.writer.path, receipts=receipts)
         assert found.verified, found.problems
         assert {r.status for r in found.receipts} == {"on-chain"}
+
+
+def test_what_waits_for_a_client_is_bounded_in_bytes_as_well_as_frames():
+    class Unread:
+        """A socket whose peer reads nothing: the kernel takes not one byte more."""
+
+        owed = False
+        closed = None
+        close_sent = False
+
+        def write(self, data: bytes) -> bool:
+            return False
+
+    conn = Connection(Unread(), queue_size=64, queue_bytes=512 << 10)  # type: ignore[arg-type]
+    view = b"v" * 60_000  # a whole view of a table with a big deck
+    sent = 0
+    while conn.open and sent < 64:
+        conn.send_frame(view)
+        sent += 1
+    assert not conn.open and sent == 9  # the ninth would make 540,000 bytes: dropped
+    assert conn.closing is not None and conn.closing.reason.startswith("too slow")
