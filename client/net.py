@@ -147,8 +147,12 @@ class Connection:
     def _keep_deal(self, commitment: str, share: str) -> None:
         """A deal opened for this seat: its commitment and our share, kept for an audit."""
         s = self.session
+        seat = s.view.you if s.view is not None and s.view.phase == "lobby" else None
         try:
-            s.store.save_deal(s.server, s.room or "", commitment=commitment, share=share)
+            s.store.save_deal(
+                s.server, s.room or "", commitment=commitment, share=share, seat=seat, name=s.name
+            )
+            s.dealt = (s.room or "", commitment)
         except OSError as exc:  # the share still goes: the deal is not held up by a disk
             s.store.log(f"could not keep the deal's share ({exc.strerror or exc})")
 

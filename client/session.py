@@ -184,6 +184,9 @@ class Session(Inputs):
         self._my_words: dict[tuple, str] = {}
         #: The newest receipt kept per (game, signed): nothing older is written again.
         self._receipt_seq: dict[tuple[str, bool], int] = {}
+        #: (room, commitment) of the deal this client last added a share to, until the server
+        #: names its game (``StateDir.name_deal``).
+        self.dealt: tuple[str, str] | None = None
         self.sent: list[ClientMsg] = []  # every message handed to send, for tests and the log
         self.first_time = not store.seen("howto")
         self._reason = ""  # why the connection was lost, for the banner
@@ -502,6 +505,11 @@ class Session(Inputs):
             self.status = None
         if msg.receipt is not None and v.game_id:
             self._save_receipt(v.game_id, msg.receipt)
+        if self.dealt is not None and v.game_id and v.phase != "lobby":
+            # (not kept: the deal's check still runs on its commitment, room and seat)
+            with contextlib.suppress(OSError):
+                self.store.name_deal(*self.dealt, v.game_id)
+            self.dealt = None
         # In the lobby, who is seated counts too: "a game needs at least 3 players" stayed up
         # after four had joined, and a board number half typed for a removal may name another.
         seated = sum(not p.kicked for p in v.players) if v.phase == "lobby" else None

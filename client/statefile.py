@@ -244,18 +244,45 @@ class StateDir:
 
         self._update_secrets(change)
 
-    def save_deal(self, server: str, room: str, *, commitment: str, share: str) -> None:
-        """Keep a deal's commitment as shown and this client's share of it (``conjure replay``
-        checks both against the log); call this BEFORE the share is sent."""
+    def save_deal(
+        self,
+        server: str,
+        room: str,
+        *,
+        commitment: str,
+        share: str,
+        seat: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        """Keep a deal's commitment as shown, this client's share of it, and its seat and name
+        as it was dealt (``conjure replay`` checks them against the log: a server that gave a
+        share to another seat could choose among the deals); call this BEFORE the share is
+        sent."""
 
         def change(data: dict) -> None:
-            data["deals"][f"{room}|{commitment}"] = {
+            kept: dict[str, Any] = {
                 "server": server,
                 "room": room,
                 "commitment": commitment,
                 "share": share,
                 "saved_at": time.time(),
             }
+            if seat is not None:
+                kept["seat"] = seat
+            if name is not None:
+                kept["name"] = name
+            data["deals"][f"{room}|{commitment}"] = kept
+
+        self._update_secrets(change)
+
+    def name_deal(self, room: str, commitment: str, game_id: str) -> None:
+        """Keep the game id the server named once this deal was dealt: the audit fails a log
+        that gives the deal's game another id (its receipts are kept under the id told)."""
+
+        def change(data: dict) -> None:
+            kept = data["deals"].get(f"{room}|{commitment}")
+            if isinstance(kept, dict) and "game_id" not in kept:
+                kept["game_id"] = game_id
 
         self._update_secrets(change)
 

@@ -609,7 +609,7 @@ def _check_lines(a: Audit) -> list[str]:
                 "player names: each one the server seats (as it stores names, no unshown "
                 "character, none a look-alike of another player's)",
             )
-        for p in k.get("names", []):
+        for p in k.get("names", []) + k.get("ids", []):
             line(False, p)
         part = " in the verified part" if a.corrupt is not None or a.torn is not None else ""
         if a.start.rules_version >= 2 and "rules" not in k:

@@ -30,6 +30,7 @@ import contextlib
 import gc
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,12 +43,12 @@ from conjure.protocol import events as ev
 from conjure.protocol.commitment import check_reveal
 from conjure.protocol.deck import DeckError, default_deck
 from conjure.protocol.events import RULES_VERSION
-from conjure.protocol.names import BadName, enforce_name, name_keys
+from conjure.protocol.names import BadName, enforce_name, name_keys, same_name_key
 from conjure.protocol.receiptsig import verify as verify_signature
 from conjure.protocol.statedir import RECEIPTS_DIR, SECRETS_FILE, receipt_file_name
 from conjure.protocol.structs import struct_tag
 from conjure.protocol.text import escape_unshown, is_hex64
-from conjure.protocol.wording import signed
+from conjure.protocol.wording import counted, signed
 from conjure.protocol.words import word_fingerprint
 from conjure.server.keyfiles import NotKeptFile, read_kept
 from conjure.server.logformat import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
@@ -314,10 +315,14 @@ DEAL_WINDOW = 600.0
 
 def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
     """What a player's client kept of this game's deal (``client/statefile.py``, ``deals``):
-    the commitment it was shown and the share it sent, against the logged deal.
+    the commitment it was shown, the share it sent, its seat and name then, and the game id the
+    server named after the deal, against the logged deal.
 
-    Why: the log alone is the server's word for both; a server that showed one commitment and
-    logged another (it dealt again), or left a share out, could choose the cards.
+    Why: the log alone is the server's word for all of them; a server that showed one
+    commitment and logged another (it dealt again), left a share out, or gave a share to another
+    seat (the order of the shares is the server's, so with n seats it could choose among n!
+    deals) could choose the cards; one that logged the game under another id, room or time
+    made its players' receipts and deals seem another game's (found by review).
     """
     start = a.start
     if start is None or start.deal is None:
@@ -334,7 +339,12 @@ def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
     began = a.records[0].ts
     ours: list[dict[str, Any]] = []
     for kept in deals.values():
-        if not isinstance(kept, dict) or kept.get("room") != start.room:
+        if not isinstance(kept, dict):
+            continue
+        if kept.get("commitment") == d.commitment:
+            ours.append(kept)  # this deal, whatever the room or time the log gives it
+            continue
+        if kept.get("room") != start.room:
             continue
         at = kept.get("saved_at")
         if not isinstance(at, (int, float)) or not began - DEAL_WINDOW <= at <= began + 60:
@@ -343,7 +353,6 @@ def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
     if not ours:
         return
     where = f"the deal kept in {path_text(state_dir)}"
-    shown = [k for k in ours if k.get("commitment") == d.commitment]
     for kept in ours:
         if kept.get("commitment") != d.commitment:
             a.fail(
@@ -353,20 +362,61 @@ def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
                 "as this game was dealt, not the logged one: the server opened a deal it did "
                 "not use (it dealt again), or the file is not this game's",
             )
-    for kept in shown:
-        share = kept.get("share")
-        if share in d.contributions.values():
+            continue
+        problems = _kept_deal_problems(a, kept)
+        for problem in problems:
+            a.fail("deal", f"{where}: {problem}")
+        if not problems:
+            seat = kept.get("seat")
+            whose = f" for its seat ({a.name(seat)})" if isinstance(seat, int) else ""
             a.deal_kept.append(
                 f"{where}: the commitment this player's client was shown is the logged one, "
-                "and the share it sent is in the deal"
+                f"and the share it sent is in the deal{whose}"
             )
-        else:
-            a.fail(
-                "deal",
-                f"{where}: the share this player's client sent ({one_line(str(share))[:16]}…) "
-                "is not in the logged deal: the server left it out, or it came after the "
-                "deal closed",
+
+
+def _kept_deal_problems(a: Audit, kept: dict[str, Any]) -> list[str]:
+    """What a kept deal of the log's own commitment says against the log (none: it agrees)."""
+    start = a.start
+    assert start is not None and start.deal is not None
+    d = start.deal
+    out: list[str] = []
+    room, game_id = kept.get("room"), kept.get("game_id")
+    if room != start.room:
+        out.append(
+            f"this player's client was shown this deal in room {one_line(str(room))}, not in "
+            f"room {one_line(start.room)} as the log says: the log's room was changed"
+        )
+    if isinstance(game_id, str) and game_id != start.game_id:
+        out.append(
+            f"the server named this deal's game {one_line(game_id)!r} to this player's "
+            f"client, not {one_line(start.game_id)!r} as the log does: the log's game id was "
+            "changed (its players' receipts are kept under the id they were told)"
+        )
+    share, seat, name = kept.get("share"), kept.get("seat"), kept.get("name")
+    seats = {p.seat: p for p in start.players}
+    if isinstance(seat, int) and not isinstance(seat, bool):
+        if d.contributions.get(seat) != share:
+            given = [k for k, v in d.contributions.items() if v == share]
+            now = f"logged as seat {given[0] + 1}'s" if given else "not in the logged deal"
+            out.append(
+                f"the share this player's client sent as seat {seat + 1} "
+                f"({one_line(str(share))[:16]}…) is {now}: the server moved shares between "
+                "seats or left one out, which lets it choose the cards"
             )
+        elif isinstance(name, str) and (player := seats.get(seat)) is not None:
+            logged = player.name
+            if same_name_key(logged) != same_name_key(name):
+                out.append(
+                    f"this player's client was seat {seat + 1} as {one_line(name)!r} when it "
+                    f"was dealt, but the log seats {one_line(logged)!r} there"
+                )
+    elif share not in d.contributions.values():
+        out.append(
+            f"the share this player's client sent ({one_line(str(share))[:16]}…) is not in the "
+            "logged deal: the server left it out, or it came after the deal closed"
+        )
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1465,8 +1515,12 @@ def audit(
             got, notes = receipts_from_state_dir(d, game_id, reads)
             a.receipts.extend(got)
             a.notes.extend(notes)
+            kept = len(a.deal_kept) + len(a.kinds.get("deal", []))
             check_kept_deals(a, d, reads or ReceiptReads())
+            if not got and kept == len(a.deal_kept) + len(a.kinds.get("deal", [])):
+                _nothing_of_this_game(a, d, reads or ReceiptReads())
     _check_receipts(a, server_keys)
+    _unanchored(a)
     damaged = a.corrupt is not None or a.torn is not None
     if a.start is not None and not a.finished and a.replay_stopped is None and not damaged:
         g = a.state
@@ -1485,7 +1539,82 @@ def audit(
         )
     if not a.receipts:
         a.notes.append(
-            "no receipts were given or found: a receipt is what proves the log was not cut "
-            "short or rewritten from scratch after a client saw it"
+            "no receipt of this game was given or found"
+            + (" in the state directories given" if state_dirs else "")
+            + ": a receipt is what proves the log was not cut short or rewritten from scratch "
+            "after a client saw it, so the whole log is the server's word"
+        )
+    if a.start is not None and not GAME_ID.fullmatch(a.start.game_id):
+        a.fail(
+            "ids",
+            f"the game id {one_line(a.start.game_id)!r} is none a server of this program makes "
+            "(letters, digits, '-' and '_' only): a look-alike of another game's id would make "
+            "that game's receipts and kept deals seem to be another game's",
         )
     return a
+
+
+#: What a game id is (``server.lobby.new_game_id``: "g" and 16 hex digits; tests use others).
+GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _nothing_of_this_game(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
+    """A state directory given that holds no receipt and no kept deal of this game: said,
+    with the games it does hold; and a failure if one of them was played in this room while
+    this game was (a log given a new game id: its players' receipts, filed under the id they
+    were told, counted for nothing, and the report said none were found; found by review)."""
+    start = a.start
+    assert start is not None
+    folder = state_dir / RECEIPTS_DIR
+    files = reads.listing(folder) if folder.is_dir() else []
+    if isinstance(files, str):
+        return
+    began, ended = a.records[0].ts, a.records[-1].ts
+    others: list[tuple[str, str]] = []
+    during: list[str] = []
+    for path in files:
+        doc, unread = reads.doc(path)
+        if unread is not None or not isinstance(doc, dict):
+            continue
+        gid, room, at = doc.get("game_id"), doc.get("room"), doc.get("saved_at")
+        if not isinstance(gid, str) or gid == start.game_id:
+            continue
+        others.append((gid, room if isinstance(room, str) else "?"))
+        if room == start.room and isinstance(at, int | float) and began < at <= ended:
+            during.append(gid)
+    if others:
+        held = ", ".join(f"{one_line(g)} (room {one_line(r)})" for g, r in others[-3:])
+        more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+        same = (
+            f"; its client saved its last receipt of game {one_line(during[0])!r}, in this "
+            "room, while this log says this game was played there: as a room has one game at "
+            "a time, if the two clocks agree the log's game id is not the one its players "
+            "were told"
+            if during
+            else ""
+        )
+        a.notes.append(
+            f"{path_text(state_dir)} holds no receipt and no kept deal of this game, only of "
+            f"{counted(len(others), 'other game')}: {held}{more}. If it is a player's of this "
+            f"game, its client was never told of this game id, room or deal{same}"
+        )
+    else:
+        a.notes.append(f"{path_text(state_dir)} holds no receipt and no kept deal of any game")
+
+
+def _unanchored(a: Audit) -> None:
+    """What of the log no receipt covers: the records after the newest receipt on the chain
+    are the server's word alone, however well they check (a round rewritten after the last
+    receipt verified, and nothing said so; found by review)."""
+    on = [r.seq for r in a.receipts if r.status == "on-chain"]
+    last = len(a.records) - 1
+    if not on or max(on) >= last:
+        return
+    newest = max(on)
+    later = next((r.number for r in a.rounds if any(s.record.seq > newest for s in r.steps)), None)
+    where = f", round {later} on" if later is not None else ""
+    a.notes.append(
+        f"records after seq {newest} ({counted(last - newest, 'record')}{where}) are covered "
+        "by no receipt given: a receipt proves the log up to its record, so these are the "
+        "server's word alone (a receipt of a player who stayed to the end covers them)"
+    )

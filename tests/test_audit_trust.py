@@ -400,3 +400,55 @@ def test_a_commitment_logged_after_the_summon_closed_fails_the_audit(tmp_path, c
     assert code == 1 and verdicts(lines) == ["=> NOT VERIFIED: 1 problem."], lines
     late = next(x for x in lines if "after the commit phase's deadline" in x)
     assert "Cy's commit is dated 120.000 s after" in late and "(A3)" in late
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. What no receipt covers, and a game under another id (found by a review of the audit)
+
+
+def test_a_game_id_no_server_makes_fails(tmp_path, capsys):
+    """A look-alike of the game's real id (a Cyrillic "а") made every receipt and kept deal of
+    its players count for another game, and the two ids look the same on screen."""
+    path = forged(tmp_path / "g.jsonl", {"game-1": "g\u0430me-1"})
+    code, lines = lines_of(capsys, str(path))
+    assert code == 1
+    assert any(
+        "is none a server of this program makes" in x and x.startswith("  FAIL") for x in lines
+    )
+
+
+def test_the_records_after_the_newest_receipt_are_said_to_be_the_servers_word(tmp_path, capsys):
+    """A player who left in round 3 holds a signed receipt: rounds 3 and 4 were rewritten and
+    verified, explained as if proven."""
+    path = tmp_path / "game-1.jsonl"
+    records = write_records(path, as_batches(sample_game().decisions))
+    held = 40
+    code, lines = lines_of(capsys, str(path), "--receipt", f"{held}:{records[held].hash}")
+    assert code == 0
+    (note,) = [x for x in lines if "covered by no receipt given" in x]
+    later = len(records) - 1 - held
+    assert note.startswith(f"  note  records after seq {held} ({later} records, round ")
+    assert "the server's word alone" in note
+    code, lines = lines_of(capsys, str(path), "--receipt", f"{len(records) - 1}:{records[-1].hash}")
+    assert code == 0 and not [x for x in lines if "covered by no receipt" in x]
+
+
+def test_a_state_directory_with_only_other_games_receipts_is_said_so(tmp_path, capsys):
+    """The players' receipts, kept under the id they were told, were skipped in silence, and
+    the report said no receipts were found (a log given a new game id)."""
+    from conjure.client.statefile import StateDir
+
+    path = tmp_path / "game-1.jsonl"
+    records = write_records(path, as_batches(sample_game().decisions))
+    bob = tmp_path / "from-bob"
+    StateDir(bob).save_receipt("game-7", 3, "ab" * 32, server="ws://x:1", room="ABCD")
+    receipt = bob / "receipts" / "game-7.json"
+    doc = json.loads(receipt.read_text())
+    receipt.write_text(json.dumps(dict(doc, saved_at=records[-1].ts - 30)))  # during this game
+    code, lines = lines_of(capsys, str(path), "--state-dir", str(bob))
+    assert code == 0
+    text = "\n".join(lines)
+    assert f"{bob} holds no receipt and no kept deal of this game, only of 1 other game: " in text
+    assert "game-7 (room ABCD)" in text and "if the two clocks agree" in text
+    assert "no receipt of this game was given or found in the state directories given" in text
+    assert "no receipts were given or found" not in text
