@@ -179,7 +179,10 @@ class Inputs(Prompts):
             used = self._submit(text)
         except Refused as r:
             self.say("warn", str(r))
-            return isinstance(r, RefusedCleared)
+            # A refused command goes from the line, as an unknown one does: kept, the next
+            # command typed was glued to it ("/kick 2/pause", seen). A word stays, to be mended.
+            command = text.strip().startswith("/") and not isinstance(r, RefusedKept)
+            return isinstance(r, RefusedCleared) or command
         self._past_warning(before, sent, asked)
         return used
 
@@ -223,6 +226,10 @@ class Inputs(Prompts):
         if owner is not None and owner != self._owner:
             old, self._owner = self._owner, owner
             self._keys_ignored_until = 0.0  # a new question: its keys act
+            if old is not None and self.status is not None and self.status[0] != "info":
+                # A refusal of the old question ("Not your turn yet") stood over the prompt
+                # that asked for the spell word once the turn came (seen by a newcomer).
+                self.status = None
             if old is not None and text.strip() and not text.lstrip().startswith("/"):
                 self._left_behind(old, text.strip())
                 result = ""
@@ -348,7 +355,9 @@ class Inputs(Prompts):
 
     def _need_connection(self) -> None:
         if not self.connected:
-            raise Refused("Not connected right now: your text is kept, press Enter again later.")
+            raise RefusedKept(
+                "Not connected right now: your text is kept, press Enter again later."
+            )
 
     def _key(self, key: str) -> None:
         if key == "escape":
@@ -885,7 +894,7 @@ class Inputs(Prompts):
                 raise Refused("Type something after /say.")
             text = rest[:300]
             if problem := chat_problem(text):
-                raise Refused(problem + ": your text is kept.")
+                raise RefusedKept(problem + ": your text is kept.")
             self._need_connection()
             self.send(SendChat(text=text))
             return True
@@ -968,3 +977,8 @@ class Refused(Exception):
 class RefusedCleared(Refused):
     """A refused input the line lets go of: a number, quicker typed again than mended (seen: a
     newcomer's wrong category number stayed in the line, to be deleted before the right one)."""
+
+
+class RefusedKept(Refused):
+    """A refused input the line keeps though it is a command: a chat to mend, or anything
+    typed while the connection is down, to send again."""

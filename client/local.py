@@ -337,14 +337,21 @@ def want_resume(last: LastGame | None, args: argparse.Namespace) -> bool:
         return bool(args.resume)
     if not sys.stdin.isatty():
         return True
-    try:
-        *before, ask = fit_lines(last.question())  # wrapped at words, the question on its own
-        for line in before:
-            print(line)
-        answer = input(ask + " ")
-    except EOFError:
-        return True
-    return answer.strip().lower() in ("", "y", "yes")
+    *before, ask = fit_lines(last.question())  # wrapped at words, the question on its own
+    for line in before:
+        print(line)
+    while True:
+        try:
+            answer = input(ask + " ").strip().lower()
+        except EOFError:
+            return True
+        if answer in ("", "y", "yes"):
+            return True
+        if answer in ("n", "no"):
+            return False
+        # A stray key started a new room and the unfinished game was not offered again (seen
+        # by a newcomer): anything but yes or no is asked again.
+        print("Answer y to resume it (or Enter), or n to start a new game.")
 
 
 def move_seat(store: StateDir, old_url: str, new_url: str, room: str) -> dict[str, Any] | None:

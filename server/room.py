@@ -545,7 +545,10 @@ class Room:
         candidates = self._roster().successors(self.conns)
         if not candidates:
             return
-        to = candidates[0]
+        # A person before a computer player: the role went to a bot while a person sat at the
+        # table, and nobody there could pause, skip or remove (a newcomer's game, seen).
+        people = [pid for pid in candidates if pid not in self.members.computers]
+        to = (people or candidates)[0]
         if self.lobby is not None:
             self.lobby.pass_host(to)
             self._broadcast([f"{self._roster().name(to)} is now the host ({reason})."])

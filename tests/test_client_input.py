@@ -90,6 +90,20 @@ def test_text_left_behind_under_a_card_is_said_on_the_status_line_as_well(tmp_pa
     assert s.status is None and s.feed[-1].text == "not sent, it was not your turn: 'rock'"
 
 
+def test_a_refusal_made_while_waiting_goes_when_the_turn_comes(tmp_path):
+    """Seen by a newcomer: "hello" typed while Ada wrote her word was refused ("Not your turn
+    yet"), and that refusal still stood over the prompt asking for this player's word."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", turn=1))
+    s.settle_input("")
+    assert s.submit("hello") is False
+    assert s.status is not None and s.status[1].startswith("Not your turn yet")
+    h.show(view("spell", turn=0))
+    assert s.settle_input("hello") == ""
+    assert s.status is None and s.feed[-1].text == "not sent, it was not your turn: 'hello'"
+
+
 def test_text_typed_while_waiting_stays_while_the_wait_goes_on(tmp_path):
     """Waiting for the conjurer to choose, then to place the crystals: still nothing asked of
     this player, so what they typed stays; it goes when a question of their own comes."""
@@ -568,7 +582,8 @@ def test_spectators_are_not_offered_what_they_cannot_do(tmp_path):
     h = Harness(tmp_path, spectator=True, name=None)
     h.show(view("spell", you=None, turn=2))
     assert "/say" not in h.session.key_help()
-    assert not h.session.submit("/say hi") and "Spectators cannot chat" in h.session.status[1]
+    # Refused and let go of: the line kept "/say hix" for the rest of the game (seen)
+    assert h.session.submit("/say hi") and "Spectators cannot chat" in h.session.status[1]
     h.session.on_message(
         Bye(reason="the server is shutting down; reconnect with your token when it is back")
     )
@@ -1117,6 +1132,20 @@ def test_an_unknown_command_is_said_and_leaves_the_line_empty(tmp_path):
     h.show(view("spell", turn=1))
     assert s.submit("/foo") is True  # used: the line is cleared
     assert s.status == ("warn", "Unknown command /foo; /help lists them.")
+    assert h.sent == []
+
+
+def test_a_refused_command_leaves_the_line_and_a_refused_chat_stays(tmp_path):
+    """Seen with friends: "/kick 2" refused to a player who is not the host stayed on the line,
+    and the "/pause" typed next went with it ("/kick 2/pause"). A chat to mend stays."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", turn=1, host=2))
+    assert s.submit("/kick 2") is True
+    assert s.status == ("warn", "Only the host can do that.")
+    assert s.submit("/say " + "\u202e") is False  # an unshown character: mend it
+    s.connected = False
+    assert s.submit("/say hello") is False and "your text is kept" in s.status[1]
     assert h.sent == []
 
 

@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 
 import msgspec
+import pytest
 import trio
 from wsclient import open_table, start_game
 
@@ -74,6 +75,22 @@ def test_resuming_is_asked_unless_answered_beforehand(tmp_path, monkeypatch, cap
     assert "no unfinished game" in capsys.readouterr().out
     monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
     assert local.want_resume(last, args()) is True  # no terminal: nobody to ask, resume
+
+
+@pytest.mark.parametrize(
+    "typed, resumes", [("x\ny\n", True), ("x\n\n", True), ("maybe\nno\n", False), ("x\n", True)]
+)
+def test_a_stray_answer_to_the_resume_question_is_asked_again(
+    tmp_path, monkeypatch, capsys, typed, resumes
+):
+    """One mistyped key started a new room, and the unfinished game was never offered again
+    (a newcomer's first make play after Ctrl-C). The last case: the input ends, so it resumes."""
+    last = last_game(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(typed))
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True, raising=False)
+    args = argparse.Namespace(resume=False, new=False)
+    assert local.want_resume(last, args) is resumes
+    assert "Answer y to resume it (or Enter), or n to start a new game." in capsys.readouterr().out
 
 
 def test_seats_follow_the_server_to_another_port(tmp_path):

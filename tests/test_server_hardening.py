@@ -1029,3 +1029,22 @@ async def test_a_paused_games_absent_host_over_budget_still_passes_the_role_afte
         # Ten host_grace periods later the table is still waiting on an absent host.
         v = await bob.wait_view(lambda v: v.host != 0, timeout=2.0)
         assert v.host == 1
+
+
+async def test_the_host_role_goes_to_a_person_before_a_computer_player(server):
+    """The host left and the role went to the next seat, a computer player's, while a person
+    sat at the table: nobody there could pause, skip or remove (a newcomer's game)."""
+    async with contextlib.AsyncExitStack() as stack:
+        ann = await stack.enter_async_context(open_client(server.url, "Ann"))
+        bot = await stack.enter_async_context(open_client(server.url, "Ada", computer=True))
+        cy = await stack.enter_async_context(open_client(server.url, "Cy"))
+        code = await ann.create(RoomSettings(limits=NO_CLOCKS))
+        await bot.join(code)
+        await cy.join(code)
+        await cy.wait_view(lambda v: len(v.players) == 3)
+        await start_game([ann, bot, cy])
+        await ann.send(m.Leave())
+        v = await cy.wait_view(lambda v: v.host != 0)
+        assert v.host == 2 and v.players[1].computer
+        await cy.send(m.PauseGame())
+        await cy.wait_view(lambda v: v.paused)

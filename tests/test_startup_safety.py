@@ -387,9 +387,7 @@ async def test_a_valid_log_with_a_torn_tail_is_still_recovered(start_server, rep
     assert counts.endswith("0 refused, 0 skipped (not game logs)")
 
 
-async def test_two_unfinished_games_of_one_room_code_are_both_refused(
-    start_server, replays, said
-):
+async def test_two_unfinished_games_of_one_room_code_are_both_refused(start_server, replays, said):
     """A room has one game at a time, so no server wrote both; the first in name order won,
     which let a planted log (named "a…") take a real game's room (found by review)."""
     write_game(replays / "game-1.jsonl")
