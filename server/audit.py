@@ -939,7 +939,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(shown(json.dumps(out, ensure_ascii=False, indent=2)))
     else:
-        _report(out)
+        print_report(out)
     return status
 
 
@@ -1047,7 +1047,7 @@ def _replay_many(
             docs.append(out)
             by_log[str(log)] = out
         else:
-            _report(out, flush=True)
+            print_report(out, flush=True)
     copies = [_copies(game_id, held) for game_id, held in games.items() if len(held) > 1]
     parted_logs = [(log, text) for text, parted in copies for log in parted if log not in failed]
     if parted_logs:
@@ -1079,7 +1079,7 @@ def _replay_many(
     ]
     lines += [f"  could not be audited: {why}" for why in unusable]
     lines += [f"  {'NOT VERIFIED' if parted else 'note'}: {text}" for text, parted in copies]
-    _report("\n" + "\n".join(lines))
+    print_report("\n" + "\n".join(lines))
     return worst
 
 
@@ -1141,7 +1141,7 @@ def fitted(text: str, width: int | None) -> str:
     return "\n".join(out)
 
 
-def _report(text: str, **kwargs: Any) -> None:
+def print_report(text: str, **kwargs: Any) -> None:
     """Print a report's text: shown safely, and fitted to a terminal's width."""
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     print(fitted(shown(text), width), **kwargs)

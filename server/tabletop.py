@@ -18,10 +18,13 @@ from typing import Any
 
 from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
 from conjure.protocol.house import canonical
-from conjure.protocol.names import same_name_key
+from conjure.protocol.names import name_keys, name_problem
+from conjure.protocol.text import escape_unshown
 from conjure.protocol.wording import stars
 from conjure.protocol.words import validate_written
+from conjure.server.audit import print_report, shown
 from conjure.server.house import add_house_argument, house_json, house_round_lines
+from conjure.server.keyfiles import NotKeptFile, read_kept
 from conjure.server.rules.explain import explain_round, result_json
 from conjure.server.rules.scoring import RoundSheet, score_round
 
@@ -94,8 +97,12 @@ def parse_sheet(doc: dict[str, Any], path: str = "sheet") -> Sheet:
         raise SheetError(
             "players", f"a round has {MIN_PLAYERS} to {MAX_PLAYERS} players, not {len(players)}"
         )
-    if len({same_name_key(p) for p in players}) != len(players):
-        raise SheetError("players", "names must be different")
+    for p in players:  # as the server seats names: no unshown character, none to pass off
+        if (problem := name_problem(p)) is not None:
+            raise SheetError("players", f"{escape_unshown(p)!r}: {problem}")
+    keys = [key for p in players for key in name_keys(p)]
+    if len(set(keys)) != len(keys):  # "Ann" and a Cyrillic "Аnn" were scored as two players
+        raise SheetError("players", "names must be different, and no two may look alike")
     conjurer = doc.get("conjurer")
     if conjurer not in players:
         raise SheetError("conjurer", f"{conjurer!r} is not one of the players")
@@ -154,7 +161,9 @@ def parse_sheet(doc: dict[str, Any], path: str = "sheet") -> Sheet:
 
 def load_sheet(path: Path) -> Sheet:
     try:
-        raw = path.read_bytes()
+        raw, _mode = read_kept(path, SHEET_MOST)
+    except NotKeptFile:
+        raise SheetError("file", f"is not a regular file of at most {SHEET_MOST:,} bytes") from None
     except OSError as exc:
         raise SheetError("file", f"cannot read it ({exc.strerror})") from None
     try:
@@ -163,7 +172,13 @@ def load_sheet(path: Path) -> Sheet:
         raise SheetError("file", "is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise SheetError("file", f"is not valid TOML ({exc})") from None
+    except RecursionError:
+        raise SheetError("file", "is nested too deep to be a round sheet") from None
     return parse_sheet(doc, str(path))
+
+
+#: A round sheet is a few hundred bytes: more is no sheet (and a FIFO would hang the read).
+SHEET_MOST = 1 << 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -182,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             sheet = load_sheet(path)
         except SheetError as exc:
-            print(f"conjure score: {path}: {exc}", file=sys.stderr)
+            print(shown(f"conjure score: {path}: {exc}"), file=sys.stderr)
             status = 2
             continue
         result = score_round(sheet.round)
@@ -199,15 +214,14 @@ def run(args: argparse.Namespace) -> int:
             if house is not None:
                 doc["house_rules"] = canonical(house.house)
                 doc["house"] = house_json(sheet.round, house)
-            print(json.dumps(doc, ensure_ascii=False))
+            print(shown(json.dumps(doc, ensure_ascii=False)))
         else:
+            # Shown safely and fitted to the terminal, as conjure replay's report: a name or a
+            # category with a terminal escape drove the terminal, and lines broke mid-word.
             r = sheet.round
             title = f"{sheet.category or 'Category'} {stars(r.stars)} ({r.variant})"
-            print(f"== {path}: {title}, conjurer {r.conjurer}")
-            for line in explain_round(r, result):
-                print(line)
+            lines = [f"== {path}: {title}, conjurer {r.conjurer}", *explain_round(r, result)]
             if house is not None:
-                for line in house_round_lines(r, result, house):
-                    print(line)
-            print()
+                lines += house_round_lines(r, result, house)
+            print_report("\n".join(lines) + "\n")
     return status

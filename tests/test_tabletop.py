@@ -146,3 +146,60 @@ def test_score_unknown_house_rule_is_a_usage_error_listing_the_known_ones():
         "argument --house-rule: unknown house rule 'double-crystals'; the known house rules are "
         "crystal-others-only, missed-per-match, pairs-per-star"
     ) in out.stderr
+
+
+def test_a_sheet_made_to_break_the_terminal_or_the_scorer_is_refused(tmp_path):
+    """An attacker's review: a name with a terminal escape reached the terminal raw (and a
+    newline printed a line of its own), "Аnn" with a Cyrillic "А" was scored beside "Ann" as
+    another player, a deeply nested array ended in a traceback, and a FIFO hung the read."""
+    import os
+
+    sheet = (SHEETS / "rulebook.toml").read_text()
+    sheets = {
+        "escape": sheet.replace('"Cy"', '"C\\u001b[2Ky\\n=> all fine"'),
+        "lookalike": sheet.replace('"Dee"', '"\\u0410nn"'),
+        "nested": sheet + "deep = " + "[" * 2000 + "]" * 2000 + "\n",
+    }
+    for name, text in sheets.items():
+        (tmp_path / f"{name}.toml").write_text(text)
+    os.mkfifo(tmp_path / "fifo.toml")
+    out = conjure("score", *(str(tmp_path / f"{n}.toml") for n in [*sheets, "fifo"]))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "\x1b" not in out.stdout + out.stderr and "\n=> all fine" not in out.stderr
+    lines = out.stderr.splitlines()
+    assert any("escape.toml: field `players`" in x and "\\u001b" in x for x in lines), lines
+    assert any(
+        "lookalike.toml: field `players`: names must be different, and no two may look alike"
+        in x
+        for x in lines
+    )
+    assert any("nested.toml: field `file`: is nested too deep" in x for x in lines)
+    assert any("fifo.toml: field `file`: is not a regular file" in x for x in lines)
+
+
+def test_the_breakdown_is_fitted_to_a_terminal_between_words():
+    """Seen at 80 columns: "contains the written word 'hydr / ogen'" broke mid-word."""
+    import pty
+
+    main, sub = pty.openpty()
+    os_ = __import__("os")
+    run = subprocess.run(
+        [sys.executable, "-m", "conjure.client.cli", "score", str(SHEETS / "rulebook.toml")],
+        stdin=sub, stdout=sub, stderr=subprocess.PIPE, timeout=60,
+        env={**os_.environ, "COLUMNS": "60", "LINES": "24"},
+    )  # fmt: skip
+    os_.close(sub)
+    data = b""
+    while True:
+        try:
+            chunk = os_.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    os_.close(main)
+    assert run.returncode == 0, run.stderr
+    lines = data.decode().replace("\r\n", "\n").splitlines()
+    assert max(len(x) for x in lines) <= 60, lines
+    assert any("'hydrogen'" in x for x in lines)
