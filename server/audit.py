@@ -767,7 +767,21 @@ def render_text(
         if house is not None:
             out.append("")
             out += [one_line(x) for x in house_totals_lines(a, house)]
+    if len(out) > VERDICT_AGAIN_AFTER:
+        # A four-round game's report is some 280 lines: its verdict had scrolled 250 lines up
+        # a 24-row terminal, and the last thing on screen was the winner (seen by a newcomer).
+        n = len(a.problems)
+        out.append("")
+        out.append(
+            "Verdict (the Verification block at the top says what was checked): "
+            + ("VERIFIED." if a.verified else f"NOT VERIFIED, {n} problem{'s' if n != 1 else ''}.")
+            + " One round alone: --round N."
+        )
     return "\n".join(out)
+
+
+#: A report longer than this many lines says its verdict again at its end (a terminal's height).
+VERDICT_AGAIN_AFTER = 24
 
 
 def last_finished_round(a: Audit) -> int | None:

@@ -187,6 +187,11 @@ def test_clean_game_verifies_and_explains_every_round(sample, capsys):
     assert "Ann paused the game" in out
     assert "Running totals: Ann 5, Bob 6, Cy -3, Dee 1" in out
     assert "Winner: Bob" in out
+    # Said again at the end: the verdict at the top had scrolled far out of a 24-row screen
+    assert out.rstrip("\n").splitlines()[-1] == (
+        "Verdict (the Verification block at the top says what was checked): VERIFIED. "
+        "One round alone: --round N."
+    )
 
 
 def test_an_audit_leaves_no_cycles_for_the_collector(sample):
