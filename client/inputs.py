@@ -179,10 +179,7 @@ class Inputs(Prompts):
             used = self._submit(text)
         except Refused as r:
             self.say("warn", str(r))
-            # A refused command goes from the line, as an unknown one does: kept, the next
-            # command typed was glued to it ("/kick 2/pause", seen). A word stays, to be mended.
-            command = text.strip().startswith("/") and not isinstance(r, RefusedKept)
-            return isinstance(r, RefusedCleared) or command
+            return isinstance(r, RefusedCleared)
         self._past_warning(before, sent, asked)
         return used
 
@@ -355,9 +352,7 @@ class Inputs(Prompts):
 
     def _need_connection(self) -> None:
         if not self.connected:
-            raise RefusedKept(
-                "Not connected right now: your text is kept, press Enter again later."
-            )
+            raise Refused("Not connected right now: your text is kept, press Enter again later.")
 
     def _key(self, key: str) -> None:
         if key == "escape":
@@ -889,12 +884,12 @@ class Inputs(Prompts):
         rest = rest.strip()
         if word in ("say", "chat", "s"):
             if self.spectator:
-                raise Refused("Spectators cannot chat.")
+                raise RefusedCleared("Spectators cannot chat.")  # (stayed on the line: seen)
             if not rest:
                 raise Refused("Type something after /say.")
             text = rest[:300]
             if problem := chat_problem(text):
-                raise RefusedKept(problem + ": your text is kept.")
+                raise Refused(problem + ": your text is kept.")
             self._need_connection()
             self.send(SendChat(text=text))
             return True
@@ -921,7 +916,9 @@ class Inputs(Prompts):
             return True
         if word in ("pause", "resume", "skip", "kick", "start", "settings", "order"):
             if not self.is_host():
-                raise Refused("Only the host can do that.")
+                # Let go of, as an unknown command is: nothing to mend in it, and kept, the
+                # next command typed was glued to it ("/kick 2/pause", seen with friends).
+                raise RefusedCleared("Only the host can do that.")
             self._need_connection()
             if word == "pause":
                 self.send(PauseGame())
@@ -977,8 +974,3 @@ class Refused(Exception):
 class RefusedCleared(Refused):
     """A refused input the line lets go of: a number, quicker typed again than mended (seen: a
     newcomer's wrong category number stayed in the line, to be deleted before the right one)."""
-
-
-class RefusedKept(Refused):
-    """A refused input the line keeps though it is a command: a chat to mend, or anything
-    typed while the connection is down, to send again."""

@@ -39,6 +39,7 @@ from conjure.client.texts import (
     WATCHED_SUMMONING_WORD,
 )
 from conjure.protocol.cells import ljust
+from conjure.protocol.counts import crystal_range
 from conjure.protocol.events import CASE_TEXT, RULE_TEXT
 from conjure.protocol.messages import PlayerView, ProposalView, ResultView, View
 from conjure.protocol.program import program_here
@@ -557,7 +558,7 @@ def standing_rows(session: Session, width: int = 80, compact: bool = False) -> l
         mark = "  ★ winner" if win else ""
         you = _standing_note(p)
         style = f"class:player.{p.colour}" + (" class:winner" if win else "")
-        places.append(f"{place}. {p.name}{you} {p.score}{' ★' if win else ''}")
+        places.append(f"{place}. {p.name}{you} {p.score}{' (won)' if win else ''}")
         text = f"  {place}. {p.name}{you}"
         if not compact:
             out.append(Row([(style, ljust(text, name_w) + f"{p.score:>4}{mark}")]))
@@ -808,9 +809,14 @@ def _phase_hint(session: Session) -> tuple[str, int] | None:
         return f"{name} is the conjurer and chooses a category.", 2
     if v.phase == "dark-commit":
         if conj:
+            # As many crystals as there will be spell words, at most the rules' (the prompt
+            # said "0 to 3" at a table of four after this said "0 to 4": seen by a newcomer).
+            low, high = crystal_range(v.settings.variant)
+            writers = sum(1 for p in v.players if not p.kicked) - 1
             return (
                 "Dark Magic: write your summoning word first, in secret; the others then write "
-                "spell words, and you mark those you associate with it (0 to 4).",
+                f"spell words, and you mark those you associate with it ({low} to "
+                f"{max(low, min(high, writers))}).",
                 1,
             )
         return f"Dark Magic: {name} writes the summoning word first, in secret.", 2

@@ -73,9 +73,8 @@ def final_words(view: View) -> str:
     """Who won a finished game, and everyone's total as the final standings rank them: the
     sentence a player reads on leaving it (``make play`` and ``conjure play`` alike)."""
     ranked = sorted(view.players, key=lambda p: (-p.score, p.seat))
-    scores = ", ".join(
-        f"{p.name} {p.score}" + (" ★" if p.seat in view.winners else "") for p in ranked
-    )
+    # (no ★ for the winners: they are named, and ★ is what a match scores everywhere else)
+    scores = ", ".join(f"{p.name} {p.score}" for p in ranked)
     if view.abandoned:
         return f"The game was abandoned, with no winner: {scores}."
     winners = names_list([p.name for p in ranked if p.seat in view.winners])

@@ -964,7 +964,7 @@ def test_leaving_says_how_to_come_back_only_when_one_can(tmp_path, monkeypatch):
     h.show(view("over", winners=[0]))
     assert farewell(s, local=False) == [
         "Left room ABCD: its game is over.",
-        "  Game over: Ann wins. Totals: Ann 0 ★, Bob 0, Cat 0, Dan 0.",  # who won
+        "  Game over: Ann wins. Totals: Ann 0, Bob 0, Cat 0, Dan 0.",  # who won (named: no ★)
         "  Its log, in the server's replays folder: g1.jsonl",  # which of the server's logs
     ]
     assert farewell(s, local=True) == ["Left room ABCD: its game is over."]  # (make play's says)
@@ -1135,15 +1135,18 @@ def test_an_unknown_command_is_said_and_leaves_the_line_empty(tmp_path):
     assert h.sent == []
 
 
-def test_a_refused_command_leaves_the_line_and_a_refused_chat_stays(tmp_path):
+def test_a_command_refused_for_who_you_are_leaves_the_line_and_one_to_mend_stays(tmp_path):
     """Seen with friends: "/kick 2" refused to a player who is not the host stayed on the line,
-    and the "/pause" typed next went with it ("/kick 2/pause"). A chat to mend stays."""
+    and the "/pause" typed next went with it ("/kick 2/pause"). A chat to mend stays, and so
+    does a board number mistyped."""
     h = Harness(tmp_path)
     s = h.session
     h.show(view("spell", turn=1, host=2))
     assert s.submit("/kick 2") is True
     assert s.status == ("warn", "Only the host can do that.")
     assert s.submit("/say " + "\u202e") is False  # an unshown character: mend it
+    h.show(view("spell", turn=1))
+    assert s.submit("/kick 9") is False  # (the host: no board 9, to mend)
     s.connected = False
     assert s.submit("/say hello") is False and "your text is kept" in s.status[1]
     assert h.sent == []
@@ -1575,3 +1578,12 @@ def test_a_category_the_header_shortens_is_whole_in_the_panel(tmp_path):
     short = CardView(index=0, text="Vehicle", stars=2)
     h.show(view("spell", turn=1, card=short))
     assert "Category:" not in screen.plain(screen.panel(s, 80))  # (the header has it whole)
+
+
+def test_the_dark_magic_conjurer_is_told_as_many_crystals_as_the_table_allows(tmp_path):
+    """Seen at a table of four: "you mark those you associate with it (0 to 4)", then the
+    crystals prompt said "0 to 3" (three spell words)."""
+    h = Harness(tmp_path)
+    h.show(view("dark-commit", variant="dark-magic"))
+    text = " ".join(middle_text(h.session))
+    assert "you mark those you associate with it (0 to 3)" in " ".join(text.split())

@@ -251,7 +251,7 @@ def test_leaving_a_finished_game_says_who_won_and_where_the_receipt_is(tmp_path,
     receipt.parent.mkdir()
     receipt.write_text("{}")
     lines = local.summary(over, tmp_path / "replays", "g1", receipt)
-    assert lines[0] == "Game over: Ada wins. Totals: Ada 10 ★, Basil 8, Cleo 7, Émilie🙂 2."
+    assert lines[0] == "Game over: Ada wins. Totals: Ada 10, Basil 8, Cleo 7, Émilie🙂 2."
     assert lines[-2:] == ["  Your receipt, for an audit of that log:", f"    {receipt}"]
     assert "unfinished" not in " ".join(lines)
     shared = msgspec.structs.replace(

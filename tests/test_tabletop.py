@@ -169,8 +169,7 @@ def test_a_sheet_made_to_break_the_terminal_or_the_scorer_is_refused(tmp_path):
     lines = out.stderr.splitlines()
     assert any("escape.toml: field `players`" in x and "\\u001b" in x for x in lines), lines
     assert any(
-        "lookalike.toml: field `players`: names must be different, and no two may look alike"
-        in x
+        "lookalike.toml: field `players`: names must be different, and no two may look alike" in x
         for x in lines
     )
     assert any("nested.toml: field `file`: is nested too deep" in x for x in lines)
