@@ -635,8 +635,8 @@ class Inputs(Prompts):
         if self.join_field is not None and not self.joined:
             return self._join_answer(text)
         if not self.name and not self.spectator and not self.token:
-            if not stripped:
-                return False
+            if not stripped:  # (Enter alone did nothing, and said nothing: seen)
+                raise Refused("Type the name to play under (the others see it), then Enter.")
             if problem := name_problem(stripped):
                 raise Refused(problem)
             self.name = stripped
@@ -716,7 +716,7 @@ class Inputs(Prompts):
             self.password = secret
         elif field == "name":
             if not stripped:
-                return False
+                raise Refused("Type the name to play under (the others see it), then Enter.")
             if problem := name_problem(stripped):
                 raise Refused(problem)
             self.name = stripped

@@ -409,39 +409,40 @@ async def test_the_client_keeps_each_deals_commitment_and_its_own_share_as_logge
             assert [(d["room"], d["commitment"]) for d in kept] == [(s.room, deal["commitment"])]
             assert kept[0]["server"] == server.url
             assert deal["contributions"][str(s.view.you)] == kept[0]["share"]
-            # conjure replay reads what the client kept: it agrees, then a lie of each kind fails
+            you = s.view.you
             state = s.store.path
-            found = audit(log, state_dirs=[state])
-            assert not found.kinds.get("deal") and len(found.deal_kept) == 1, found.problems
-            secrets = state / SECRETS_FILE
-            kept_doc = json.loads(secrets.read_text())
-            for field, lie in (("share", "ab" * 32), ("commitment", "cd" * 32)):
-                doc = json.loads(json.dumps(kept_doc))
-                (entry,) = doc["deals"].values()
-                entry[field] = lie
-                secrets.write_text(json.dumps(doc))
-                found = audit(log, state_dirs=[state])
-                (problem,) = found.kinds["deal"]
-                assert (
-                    "is not in the logged deal" if field == "share" else "dealt again"
-                ) in problem
-            # Its seat, name and the game the server then named are kept too (a review: the
-            # server could give a share to another seat, choosing among n! deals, or log the
-            # game under another id, and every kept deal and receipt still said ok).
-            (entry,) = kept_doc["deals"].values()
-            game_id = read_log(log).records[0].data["game_id"]
-            assert (entry["seat"], entry["name"], entry["game_id"]) == (s.view.you, "Ann", game_id)
-            other = (s.view.you + 1) % 3
-            for field, lie, says in (
-                ("seat", other, f"is logged as seat {s.view.you + 1}'s: the server moved shares"),
-                ("game_id", "g0000000000000001", "the log's game id was changed"),
-                ("room", "ZZZZ", "the log's room was changed"),
-                ("name", "Bob", "but the log seats 'Ann' there"),
-            ):
-                doc = json.loads(json.dumps(kept_doc))
-                (entry,) = doc["deals"].values()
-                entry[field] = lie
-                secrets.write_text(json.dumps(doc))
-                found = audit(log, state_dirs=[state])
-                (problem,) = found.kinds["deal"]
-                assert says in problem, problem
+    # Read and changed once the client is gone: it writes its secrets file as it plays, and a
+    # write of its own could put back what the test had just changed.
+    # conjure replay reads what the client kept: it agrees, then a lie of each kind fails
+    found = audit(log, state_dirs=[state])
+    assert not found.kinds.get("deal") and len(found.deal_kept) == 1, found.problems
+    secrets = state / SECRETS_FILE
+    kept_doc = json.loads(secrets.read_text())
+    for field, lie in (("share", "ab" * 32), ("commitment", "cd" * 32)):
+        doc = json.loads(json.dumps(kept_doc))
+        (entry,) = doc["deals"].values()
+        entry[field] = lie
+        secrets.write_text(json.dumps(doc))
+        found = audit(log, state_dirs=[state])
+        (problem,) = found.kinds["deal"]
+        assert ("is not in the logged deal" if field == "share" else "dealt again") in problem
+    # Its seat, name and the game the server then named are kept too (a review: the
+    # server could give a share to another seat, choosing among n! deals, or log the
+    # game under another id, and every kept deal and receipt still said ok).
+    (entry,) = kept_doc["deals"].values()
+    game_id = read_log(log).records[0].data["game_id"]
+    assert (entry["seat"], entry["name"], entry["game_id"]) == (you, "Ann", game_id)
+    other = (you + 1) % 3
+    for field, lie, says in (
+        ("seat", other, f"is logged as seat {you + 1}'s: the server moved shares"),
+        ("game_id", "g0000000000000001", "the log's game id was changed"),
+        ("room", "ZZZZ", "the log's room was changed"),
+        ("name", "Bob", "but the log seats 'Ann' there"),
+    ):
+        doc = json.loads(json.dumps(kept_doc))
+        (entry,) = doc["deals"].values()
+        entry[field] = lie
+        secrets.write_text(json.dumps(doc))
+        found = audit(log, state_dirs=[state])
+        (problem,) = found.kinds["deal"]
+        assert says in problem, problem

@@ -1587,3 +1587,11 @@ def test_the_dark_magic_conjurer_is_told_as_many_crystals_as_the_table_allows(tm
     h.show(view("dark-commit", variant="dark-magic"))
     text = " ".join(middle_text(h.session))
     assert "you mark those you associate with it (0 to 3)" in " ".join(text.split())
+
+
+def test_enter_alone_at_the_name_question_says_what_is_asked(tmp_path):
+    """Seen with a copied join line: "Your name:" and Enter did nothing, and said nothing."""
+    s, sent = fresh(tmp_path, name=None, room="ABCD")
+    assert s.submit("") is False
+    assert s.status == ("warn", "Type the name to play under (the others see it), then Enter.")
+    assert sent == []
