@@ -102,6 +102,16 @@ def unknown_word_warning(word: str) -> str | None:
         return f"'{word}' holds a symbol ({symbols[0]}): it matches only the same text, symbol and all."
     if not typed.isalpha() or is_known_noun(typed):
         return None
+    bare = "".join(
+        ch for ch in unicodedata.normalize("NFD", typed) if not unicodedata.combining(ch)
+    )
+    if bare != typed and is_known_noun(bare):
+        # "Épée" was asked about while "epee" went without a word, which read as a contradiction
+        # (seen): the accents are what the dictionary lacks, and they count when words match.
+        return (
+            f"'{word}' is a noun this game knows without its accents ('{bare}'): only a word "
+            "with the same accents matches it."
+        )
     close = meant(typed)
     if close:
         guesses = " or ".join([", ".join(close[:-1]), close[-1]] if len(close) > 1 else close)

@@ -332,6 +332,14 @@ def test_a_summoning_word_no_dictionary_knows_is_asked_about_with_what_it_may_me
     assert isinstance(h.sent[-1], CommitSummon) and s.my_word() == "Pikachu"
     h.sent.clear()
     assert s.submit("space ship") is True and isinstance(h.sent[-1], CommitSummon)
+    h.sent.clear()
+    # Seen: "Épée" was asked about as no noun, while "epee" went without a word
+    assert s.submit("Épée") is True and h.sent == []
+    assert s.status == (
+        "warn",
+        "'Épée' is a noun this game knows without its accents ('epee'): only a word with the "
+        "same accents matches it.",
+    )
 
 
 def test_the_dark_magic_conjurers_secret_word_is_asked_about_too_when_no_dictionary_knows_it(h):
