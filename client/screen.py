@@ -391,7 +391,7 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
         if not spell and v.phase == "spell" and v.turn == p.seat:
             spell = "✎ writing…"
         elif not spell and p.passed:
-            spell = "(passed)"
+            spell = "(no word)"  # ("passed" read as a choice, of a player whose time ran out)
         summon, sstyle = _summon_cell(session, p)
         cols.append((p, label, _presence(p, v), spell, summon, sstyle, " ".join(tags)))
     score_w = max([len("points")] + [len(str(p.score)) for p in v.players]) + 1
