@@ -37,7 +37,8 @@ unfinished game is remembered for the next run; the exit summary names this game
 bots and the server are stopped (each in its own process group: SIGTERM, then SIGKILL after a
 timeout), also when this program gets SIGINT, SIGTERM or SIGHUP. On Linux the children also get
 SIGTERM should this process die without cleaning up. The server's and the bots' output, and a
-``pids`` file, are in a fresh ``conjure-play-*`` directory under the temporary directory.
+``pids`` file, are in a fresh ``conjure-play-*`` directory under the temporary directory, removed
+when the run ends well and named in the summary when it does not.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -714,7 +716,12 @@ def main(argv: list[str] | None = None) -> int:
         lines = _remember(store, url, room, name, replays, last)
         children.stop_all()
         print("Stopped the server and the computer players.")
-        print(f"Server and bot output: {workdir}")
+        if code == 0:
+            # Kept only when something went wrong: every run left a folder in the temporary
+            # directory, and they piled up (seen by a newcomer).
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            print(f"Server and bot output: {workdir}")
         for line in lines:
             print(line)
         for sig, handler in old.items():

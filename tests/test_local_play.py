@@ -157,6 +157,8 @@ def test_make_play_seats_three_bots_and_quitting_leaves_nothing(tmp_path):
         out = quit_and_read(sock)
         assert "Stopped the server and the computer players." in out, out
         assert "No game was started." in out
+        # A run that ends well takes its folder of output with it (they piled up: seen)
+        assert not list(tmp_path.glob("conjure-play-*")) and "Server and bot output" not in out
         assert "conjure play ws://" in out  # the join line for friends, printed before
         assert not [pid for pid in pids.values() if alive(pid)]
         assert processes_mentioning(str(tmp_path)) == {}
