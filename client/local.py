@@ -33,7 +33,9 @@ What it does, in order:
 
 When the client exits, a look at the room (as a spectator, else with the seat's token) tells which
 game this was and whether it is over; the server and the bots keep running until then. An
-unfinished game is remembered for the next run; the exit summary names this game's log. Then the
+unfinished game is paused with the seat's token (the person hosts it), so that its clock does
+not run while the server is stopped, and remembered for the next run, which resumes it once
+everyone is seated again; the exit summary names this game's log. Then the
 bots and the server are stopped (each in its own process group: SIGTERM, then SIGKILL after a
 timeout), also when this program gets SIGINT, SIGTERM or SIGHUP. On Linux the children also get
 SIGTERM should this process die without cleaning up. The server's and the bots' output, and a
@@ -274,6 +276,9 @@ class LastGame:
     round: int = 0
     rounds: int = 0
     players: list[str] = field(default_factory=list)
+    #: ``make play`` paused the game as its person left (the server stops with them): the next
+    #: run resumes it once everyone is back, so no clock ran while nobody could play.
+    paused_for_later: bool = False
 
     @property
     def port(self) -> int | None:
@@ -379,9 +384,9 @@ def _seated(view) -> int:
     return sum(1 for p in view.players if p.connected and not p.kicked)
 
 
-async def _until_seated(link, done: Callable[[Any], bool], proc, timeout: float) -> None:
-    """Read updates until ``done(view)``; RuntimeError if the bots' process ended first or
-    they did not sit down in time."""
+async def _until_seated(link, done: Callable[[Any], bool], proc, timeout: float) -> Any:
+    """Read updates until ``done(view)``, and return that view; RuntimeError if the bots'
+    process ended first or they did not sit down in time."""
     import trio
 
     from conjure.protocol import messages as m
@@ -391,7 +396,7 @@ async def _until_seated(link, done: Callable[[Any], bool], proc, timeout: float)
             with trio.move_on_after(0.5):
                 msg = await link.recv()
                 if isinstance(msg, m.Update) and done(msg.view):
-                    return
+                    return msg.view
             if proc is not None and proc.poll() is not None:
                 raise RuntimeError("the computer players stopped at once")
     raise RuntimeError(f"the computer players did not sit down within {timeout:g} s")
@@ -484,8 +489,54 @@ async def rejoin_game(
             waiting = [p for p in view.players if p.id in ids and not p.kicked]
             return all(p.connected for p in waiting)
 
-        await _until_seated(link, back, proc, timeout)
+        view = await _until_seated(link, back, proc, timeout)
+        if last.paused_for_later and await _set_paused(link, view, paused=False):
+            print("The game was paused while you were away; it goes on now.")
     return last.room
+
+
+async def _set_paused(link, view, *, paused: bool, timeout: float = LOOK_TIMEOUT) -> bool:
+    """Pause (or resume) the game of the seat ``link`` holds (its ``view`` as last told), if
+    it is the host's and the game is running and not so already; True once the server says so."""
+    import trio
+
+    from conjure.protocol import messages as m
+
+    with trio.move_on_after(timeout):
+        if view.phase in ("lobby", "over") or view.host != view.you or view.paused == paused:
+            return False
+        await link.send(m.PauseGame() if paused else m.ResumeGame())
+        while True:
+            msg = await link.recv()
+            if isinstance(msg, m.Update) and msg.view.paused == paused:
+                return True
+            if isinstance(msg, m.Error):
+                return False
+    return False
+
+
+async def pause_for_later(url: str, room: str, token: str) -> bool:
+    """Pause the game as ``make play`` stops its server, with the person's seat (their client
+    has exited, so nobody is replaced): else its clock, run out while nobody could play, cost
+    the round the person came back to (seen: 53 s left became 32 s). True if it was paused."""
+    import trio
+
+    from conjure.client import wire
+    from conjure.protocol import messages as m
+
+    with trio.move_on_after(LOOK_TIMEOUT):
+        try:
+            async with wire.connect(url, client=CLIENT_NAME) as link:
+                await link.resume(room, token)
+                while not isinstance(msg := await link.recv(), m.Update):
+                    pass
+                return await _set_paused(link, msg.view, paused=True)
+        except (OSError, wire.Refused, wire.ProtocolProblem):
+            return False
+        except Exception as exc:
+            if not wire.expected(exc):
+                raise
+    return False
 
 
 async def look_at_room(url: str, room: str, token: str | None, timeout: float = LOOK_TIMEOUT):
@@ -751,6 +802,12 @@ def _remember(
     except Exception:  # the summary is not worth failing the clean-up for
         view = None
     game_id = view.game_id if view is not None else (last.game_id if last is not None else None)
+    paused = False
+    if view is not None and view.phase not in ("lobby", "over") and not view.paused and token:
+        try:
+            paused = trio.run(pause_for_later, url, room, token)
+        except Exception:  # (as above: the clock runs on, as it did before)
+            paused = False
     if view is not None and view.game_id is not None and view.phase != "over" and token:
         save_last_game(
             store,
@@ -763,12 +820,16 @@ def _remember(
                 round=view.round,
                 rounds=view.rounds,
                 players=[p.name for p in view.players if not p.kicked],
+                paused_for_later=paused,
             ),
         )
     elif view is not None or last is None:
         forget_last_game(store)
     receipt = store.receipt_path(game_id) if game_id is not None else None
-    return summary(view, replays, game_id, receipt)
+    lines = summary(view, replays, game_id, receipt)
+    if paused:
+        lines.insert(0, "The game is paused until you come back: the next make play resumes it.")
+    return lines
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import trio
 from wsclient import open_table, start_game
 
 from conjure.client.statefile import StateDir
+from conjure.server.logformat import read_log
 
 pytestmark = pytest.mark.slow
 
@@ -214,6 +215,10 @@ def two_runs(tmp_path: Path, old_log: Path, old_size: int) -> None:
         assert len(logs) == 1 and logs[0] != old_log, out
         assert logs[0].exists() and room_of(logs[0]) == room.group(1)
         assert "run make play again to resume it" in out
+        # Paused as its person left (the server stops with them): no clock runs meanwhile
+        assert "The game is paused until you come back: the next make play resumes it." in out
+        facts = [r.type for r in read_log(logs[0]).records if r.type != "presence_changed"]
+        assert facts[-1] == "game_paused", facts
         tmux(sock, "kill-server")
         # A tmux server of its own for the second run: kill-server returns before the first
         # has gone, and a session started on its socket meanwhile fails ("server exited
@@ -234,6 +239,9 @@ def two_runs(tmp_path: Path, old_log: Path, old_size: int) -> None:
         assert game_logs(out.split("Resuming room", 1)[1]) == logs, out
         resumed = out.split("Resuming room", 1)[1]  # only computer players sit with Tess:
         assert "come back with their own command" not in resumed, out  # they came back alone
+        assert "The game was paused while you were away; it goes on now." in resumed, out
+        kinds = [r.type for r in read_log(logs[0]).records]
+        assert "game_resumed" in kinds[kinds.index("game_paused") :]
     finally:
         subprocess.run(
             [TMUX or "tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=10
