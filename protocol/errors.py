@@ -54,6 +54,7 @@ ErrorCode = Literal[
     "room_rate",
     "too_many_rooms",
     "spectators_full",
+    "chat_busy",
     "hello_timeout",
     "roomless_timeout",
     "shutting_down",

@@ -77,6 +77,11 @@ class ServerConfig:
     max_rooms: int = 500
     #: Most spectators a room admits; a host may set a lower number in the room settings.
     max_spectators: int = 50
+    #: Chat lines one room may carry per second, and in a burst: each goes to every member, so
+    #: without it seats of many addresses, each within its own rate, made the server send
+    #: fifty-odd frames a line a thousand times a second (found by review).
+    chat_rate: float = 5.0
+    chat_burst: float = 20.0
 
     # -- how long things may sit idle --
     #: Seconds a new connection has to say hello.
@@ -126,6 +131,8 @@ TUNABLE: dict[str, type] = {
     "max_connections": int,
     "max_rooms": int,
     "max_spectators": int,
+    "chat_rate": float,
+    "chat_burst": float,
     "hello_timeout": float,
     "roomless_timeout": float,
     "lobby_idle_close": float,

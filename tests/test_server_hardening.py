@@ -1048,3 +1048,23 @@ async def test_the_host_role_goes_to_a_person_before_a_computer_player(server):
         assert v.host == 2 and v.players[1].computer
         await cy.send(m.PauseGame())
         await cy.wait_view(lambda v: v.paused)
+
+
+async def test_a_rooms_chat_is_bounded_whoever_says_it(start_server):
+    """Every chat line goes to every member, spectators too: seats of many addresses, each
+    within its own rate, made the server send fifty-odd frames a line a thousand times a
+    second (found by review). A room carries chat_rate lines a second; over it, the sender
+    alone hears chat_busy."""
+    server = await start_server(chat_rate=0.5, chat_burst=3)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as (ann, bob, cy):
+        for i in range(3):
+            await (ann, bob)[i % 2].send(m.SendChat(text=f"line {i}"))
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "line 2")
+        await bob.send(m.SendChat(text="one too many"))
+        error = await bob.expect_error("chat_busy")
+        assert error.message == "The room's chat is busy: say it again in a moment."
+        await trio.sleep(2.1)  # a line's worth of budget again
+        await ann.send(m.SendChat(text="later"))
+        await cy.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "later")
+        said = [x.text for x in cy.received if isinstance(x, m.Chat)]
+        assert said == ["line 0", "line 1", "line 2", "later"]
