@@ -50,6 +50,7 @@ from conjure.protocol.structs import struct_tag
 from conjure.protocol.text import escape_unshown, is_hex64
 from conjure.protocol.wording import counted, signed
 from conjure.protocol.words import word_fingerprint
+from conjure.server.config import ServerConfig
 from conjure.server.keyfiles import NotKeptFile, read_kept
 from conjure.server.logformat import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
 from conjure.server.redecide import redecide
@@ -1345,6 +1346,7 @@ def _replay(audit: Audit) -> None:
         replay = _Replay(audit)
         decided = redecide(records[:end], each=replay.step)
         replay.run(records[len(audit.steps) : end])  # from the first batch that did not match
+        _over_budget(audit, replay.counts)
         audit.redecided = decided.batches
         if decided.mismatch is not None:
             audit.fail("rules", f"not what the rules decide at {decided.mismatch.sentence()}")
@@ -1390,6 +1392,22 @@ _V2_FIELDS: dict[str, tuple[str, ...]] = {
     "player_kicked": ("dropped",),
 }
 _V2_TYPES = frozenset({"presence_changed"})
+
+
+def _over_budget(audit: Audit, counts: dict[tuple[int, int, str], int]) -> None:
+    """A note for a seat with more records of one kind in a round than a server of this program
+    logs by default (``max_actions_per_round``): 200,000 comings and goings in one round
+    verified without a word (found by review). The budget is the server's setting, not in the
+    log, so this is a question, not a failure."""
+    most = ServerConfig.max_actions_per_round
+    for (seat, number, kind), n in sorted(counts.items()):
+        if n > most:
+            what = "comings and goings" if kind == "presence" else "game actions"
+            audit.notes.append(
+                f"{audit.name(seat)} has {n:,} {what} logged in round {number}, more than the "
+                f"{most} a server of this program logs by default (--max-actions-per-round): "
+                "a server set so, or records no server of ours wrote"
+            )
 
 
 def _not_version_1(audit: Audit, records: Sequence[LogRecord]) -> None:

@@ -56,7 +56,6 @@ from conjure.server import feed, results
 from conjure.server.config import ServerConfig
 from conjure.server.connection import CLOSE_GOING_AWAY, frame_of
 from conjure.server.gate import Bucket
-from conjure.server.gate import Bucket
 from conjure.server.lobby import (
     Lobby,
     PasswordHash,

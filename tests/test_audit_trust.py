@@ -452,3 +452,18 @@ def test_a_state_directory_with_only_other_games_receipts_is_said_so(tmp_path, c
     assert "game-7 (room ABCD)" in text and "if the two clocks agree" in text
     assert "no receipt of this game was given or found in the state directories given" in text
     assert "no receipts were given or found" not in text
+
+
+def test_more_comings_and_goings_than_a_server_logs_are_noted(tmp_path, capsys):
+    """200,000 presence flips in one round verified without a word (found by review): more
+    records of one kind than a server of this program logs by default are noted (the budget
+    is the server's setting, not in the log)."""
+    from conjure.server.config import ServerConfig
+
+    most = ServerConfig.max_actions_per_round
+    flips = [(1, k % 2 == 1) for k in range(most + 2)]
+    path = presence_game(tmp_path / "g.jsonl", flips, None)
+    code, lines = lines_of(capsys, str(path))
+    (note,) = [x for x in lines if x.startswith("  note  Bob has ")]
+    assert note.startswith(f"  note  Bob has {most + 3:,} comings and goings logged in round 2")
+    assert f"more than the {most} a server of this program logs by default" in note
