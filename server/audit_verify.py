@@ -354,14 +354,26 @@ def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
     if not ours:
         return
     where = f"the deal kept in {path_text(state_dir)}"
+    # The client was shown the logged deal too: it saw the server deal again, which an honest
+    # server does when it cannot write the game's log (its disk was full: "try again later").
+    also_logged = any(k.get("commitment") == d.commitment for k in ours)
     for kept in ours:
         if kept.get("commitment") != d.commitment:
+            other = one_line(str(kept.get("commitment")))[:16]
+            if also_logged:
+                a.notes.append(
+                    f"{where}: this player's client was also shown an earlier deal for room "
+                    f"{one_line(start.room)} (commitment {other}…) that the server did not use: "
+                    "it dealt again, in sight of this client. A server that could not write "
+                    "the game's log deals again (its disk was full, say); one that disliked "
+                    "the cards could too: the players saw two deals"
+                )
+                continue
             a.fail(
                 "deal",
-                f"{where}: this player's client was shown the commitment "
-                f"{one_line(str(kept.get('commitment')))[:16]}… for room {one_line(start.room)} "
-                "as this game was dealt, not the logged one: the server opened a deal it did "
-                "not use (it dealt again), or the file is not this game's",
+                f"{where}: this player's client was shown the commitment {other}… for room "
+                f"{one_line(start.room)} as this game was dealt, not the logged one: the server "
+                "opened a deal it did not use (it dealt again), or the file is not this game's",
             )
             continue
         problems = _kept_deal_problems(a, kept)

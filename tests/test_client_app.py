@@ -446,3 +446,13 @@ async def test_the_client_keeps_each_deals_commitment_and_its_own_share_as_logge
         found = audit(log, state_dirs=[state])
         (problem,) = found.kinds["deal"]
         assert says in problem, problem
+    # An earlier deal this client was shown too, then the logged one: the server dealt again in
+    # its sight, as an honest one does when it cannot create the game's log (its disk was
+    # full: an honest server's players' deals failed it; found by review). Said, not failed.
+    doc = json.loads(json.dumps(kept_doc))
+    (entry,) = doc["deals"].values()
+    doc["deals"]["earlier"] = dict(entry, commitment="ef" * 32, saved_at=entry["saved_at"] - 5)
+    secrets.write_text(json.dumps(doc))
+    found = audit(log, state_dirs=[state])
+    assert not found.kinds.get("deal") and len(found.deal_kept) == 1, found.problems
+    assert any("was also shown an earlier deal" in n for n in found.notes), found.notes
