@@ -147,10 +147,18 @@ class Connection:
     def _keep_deal(self, commitment: str, share: str) -> None:
         """A deal opened for this seat: its commitment and our share, kept for an audit."""
         s = self.session
-        seat = s.view.you if s.view is not None and s.view.phase == "lobby" else None
+        v = s.view
+        seat = v.you if v is not None and v.phase == "lobby" else None
+        # The name as the server seated it (it tidies width and spaces), not as it was typed
+        seated = next((p.name for p in v.players if p.seat == seat), None) if v else None
         try:
             s.store.save_deal(
-                s.server, s.room or "", commitment=commitment, share=share, seat=seat, name=s.name
+                s.server,
+                s.room or "",
+                commitment=commitment,
+                share=share,
+                seat=seat,
+                name=seated or s.name,
             )
             s.dealt = (s.room or "", commitment)
         except OSError as exc:  # the share still goes: the deal is not held up by a disk

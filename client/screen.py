@@ -812,7 +812,7 @@ def _phase_hint(session: Session) -> tuple[str, int] | None:
             # As many crystals as there will be spell words, at most the rules' (the prompt
             # said "0 to 3" at a table of four after this said "0 to 4": seen by a newcomer).
             low, high = crystal_range(v.settings.variant)
-            writers = sum(1 for p in v.players if not p.kicked) - 1
+            writers = sum(1 for p in v.players if not p.kicked and not p.skipped) - 1
             return (
                 "Dark Magic: write your summoning word first, in secret; the others then write "
                 f"spell words, and you mark those you associate with it ({low} to "

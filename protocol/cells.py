@@ -61,7 +61,8 @@ def wrap_words(
             lines.append(line)
             line, used, gap, empty = hang, cells(hang), "", True
         if break_long:
-            while size > width - used - cells(gap):
+            # At least one cell a line, however narrow (a width under the hang's never ended).
+            while chunk and size > max(1, width - used - cells(gap)):
                 piece = head(chunk, max(1, width - used - cells(gap))) or chunk[:1]
                 lines.append(line + gap + piece)
                 chunk = chunk[len(piece) :]

@@ -169,7 +169,7 @@ class ReceiptReads:
             try:
                 found = json.loads(read_kept(path, STATE_FILE_MOST)[0]), None
             except NotKeptFile as exc:  # a FIFO would hang the audit, /dev/zero fill the memory
-                why = "too big for" if "bytes" in str(exc) else "not a regular file, so not"
+                why = "too big for" if exc.too_big else "not a regular file, so not"
                 found = None, f"ignored {path_text(path)}: {why} a client's state file"
             except RecursionError:
                 found = None, f"ignored {path_text(path)}: JSON nested too deep"
@@ -388,6 +388,17 @@ def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
             )
 
 
+def _same_seated(kept: str, logged: str) -> bool:
+    """Whether a name a client kept is the one the server seated: as the server tidies names
+    (width, spaces) before it seats them, then the rules' key (case). An honest "Ａnn" or
+    "山田　太郎" failed the audit (found by review)."""
+    try:
+        kept = enforce_name(kept)
+    except BadName:
+        return False
+    return same_name_key(kept) == same_name_key(logged)
+
+
 def _kept_deal_problems(a: Audit, kept: dict[str, Any]) -> list[str]:
     """What a kept deal of the log's own commitment says against the log (none: it agrees)."""
     start = a.start
@@ -408,26 +419,40 @@ def _kept_deal_problems(a: Audit, kept: dict[str, Any]) -> list[str]:
         )
     share, seat, name = kept.get("share"), kept.get("seat"), kept.get("name")
     seats = {p.seat: p for p in start.players}
+    shown = f"({one_line(str(share))[:16]}…)"
     if isinstance(seat, int) and not isinstance(seat, bool):
-        if d.contributions.get(seat) != share:
-            given = [k for k, v in d.contributions.items() if v == share]
-            now = f"logged as seat {given[0] + 1}'s" if given else "not in the logged deal"
+        logged_at = [k for k, v in d.contributions.items() if v == share]
+        if logged_at and seat not in logged_at:
             out.append(
-                f"the share this player's client sent as seat {seat + 1} "
-                f"({one_line(str(share))[:16]}…) is {now}: the server moved shares between "
-                "seats or left one out, which lets it choose the cards"
+                f"the share this player's client sent as seat {seat + 1} {shown} is logged as "
+                f"seat {logged_at[0] + 1}'s: the server moved shares between seats, which lets "
+                "it choose the cards"
             )
-        elif isinstance(name, str) and (player := seats.get(seat)) is not None:
-            logged = player.name
-            if same_name_key(logged) != same_name_key(name):
-                out.append(
-                    f"this player's client was seat {seat + 1} as {one_line(name)!r} when it "
-                    f"was dealt, but the log seats {one_line(logged)!r} there"
-                )
+        elif not logged_at and seat in d.contributions:
+            out.append(
+                f"the share this player's client sent as seat {seat + 1} {shown} is not in the "
+                "logged deal, which holds another share for that seat: the server replaced it"
+            )
+        elif not logged_at:  # (it came after the deal closed, or went with the connection)
+            out.append(
+                f"the share this player's client sent as seat {seat + 1} {shown} is not in the "
+                "logged deal: the server left it out, or it came after the deal closed"
+            )
+        player = seats.get(seat)
+        if (
+            isinstance(name, str)
+            and player is not None
+            and seat in logged_at
+            and not _same_seated(name, player.name)
+        ):
+            out.append(
+                f"this player's client was seat {seat + 1} as {one_line(name)!r} when it was "
+                f"dealt, but the log seats {one_line(player.name)!r} there"
+            )
     elif share not in d.contributions.values():
         out.append(
-            f"the share this player's client sent ({one_line(str(share))[:16]}…) is not in the "
-            "logged deal: the server left it out, or it came after the deal closed"
+            f"the share this player's client sent {shown} is not in the logged deal: the "
+            "server left it out, or it came after the deal closed"
         )
     return out
 
@@ -1589,10 +1614,11 @@ GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _nothing_of_this_game(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
-    """A state directory given that holds no receipt and no kept deal of this game: said,
-    with the games it does hold; and a failure if one of them was played in this room while
-    this game was (a log given a new game id: its players' receipts, filed under the id they
-    were told, counted for nothing, and the report said none were found; found by review)."""
+    """A state directory given that holds no receipt and no kept deal of this game: said, with
+    the games it does hold, and a warning if one of them was played in this room while this
+    game was (a log given a new game id: its players' receipts, filed under the id they were
+    told, counted for nothing, and the report said none were found; found by review). A note,
+    not a failure: the clocks of a client and a server may disagree."""
     start = a.start
     assert start is not None
     folder = state_dir / RECEIPTS_DIR

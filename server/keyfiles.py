@@ -33,6 +33,10 @@ KEPT_FILE_MOST = 1 << 20
 class NotKeptFile(ValueError):
     """A path that holds no file the server could have kept: not a regular file, or too big."""
 
+    def __init__(self, message: str, *, too_big: bool = False) -> None:
+        super().__init__(message)
+        self.too_big = too_big
+
 
 def read_kept(path: Path, most: int = KEPT_FILE_MOST) -> tuple[bytes, int]:
     """A kept file's bytes and its permission bits, read only if it is a regular file of at
@@ -44,13 +48,15 @@ def read_kept(path: Path, most: int = KEPT_FILE_MOST) -> tuple[bytes, int]:
         if not stat.S_ISREG(st.st_mode):
             raise NotKeptFile(f"{path} is not a regular file")
         if st.st_size > most:
-            raise NotKeptFile(f"{path} is {st.st_size:,} bytes, too big for what it should hold")
+            raise NotKeptFile(
+                f"{path} is {st.st_size:,} bytes, too big for what it should hold", too_big=True
+            )
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(most + 1)
     finally:
         os.close(fd)
     if len(data) > most:
-        raise NotKeptFile(f"{path} grew past {most:,} bytes while it was read")
+        raise NotKeptFile(f"{path} grew past {most:,} bytes while it was read", too_big=True)
     return data, stat.S_IMODE(st.st_mode)
 
 

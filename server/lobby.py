@@ -153,14 +153,18 @@ class Lobby:
             self.host_id = seat.id
         return seat, token
 
-    def remove(self, player_id: str) -> LobbySeat:
-        """Take a seat away (left or kicked); the host role passes to the next seat."""
+    def remove(self, player_id: str, computers: Container[str] = ()) -> LobbySeat:
+        """Take a seat away (left or kicked); the host role passes to the next seat a person
+        holds, else to the next seat (``computers``: the seats computer players hold, who
+        never start a game)."""
         i = self.index(player_id)
         if i is None:
             raise Refusal("not_in_room", "That player is not in this room.")
         seat = self.seats.pop(i)
         if self.host_id == player_id:
-            self.host_id = self.seats[i % len(self.seats)].id if self.seats else None
+            after = self.seats[i:] + self.seats[:i]
+            people = [s for s in after if s.id not in computers]
+            self.host_id = (people or after)[0].id if after else None
         return seat
 
     def kick(self, by: str, seat: int) -> LobbySeat:

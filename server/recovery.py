@@ -85,6 +85,10 @@ class LoadReport:
     refused: list[str] = field(default_factory=list)  # one sentence per refused game log
     recovered: list[str] = field(default_factory=list)  # one sentence per torn tail moved aside
     skipped: list[str] = field(default_factory=list)  # one sentence per file that is no game log
+    #: Room codes of the logs read that are not known to be finished (refused ones too): a new
+    #: room never takes one, so no server writes two unfinished logs of one room (they are
+    #: both refused at the next start) by reusing the code of a log it could not resume.
+    held_rooms: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -114,10 +118,13 @@ def load_replays(replays: Path, say: Callable[[str], None]) -> LoadReport:
         say(f"cannot list {replays}: {exc.strerror or exc}; no game was loaded")
         return report
     claims: dict[str, list[_Claim]] = {}  #: room code -> the unfinished logs that hold it
+    rooms: dict[Path, str] = {}  #: each log's room, as its header names it
+    finished: set[Path] = set()
     for name in names:
         path = replays / name
+        count = report.finished
         try:
-            _load_one(path, report, say, claims)
+            _load_one(path, report, say, claims, rooms)
         except _Skip as why:
             line = f"skipped {path}: {why}; the file is left as it is"
             report.skipped.append(line)
@@ -135,9 +142,12 @@ def load_replays(replays: Path, say: Callable[[str], None]) -> LoadReport:
         except Exception as exc:  # a log the engine cannot replay must not stop the others
             line = f"refused {path}: the events cannot be replayed ({exc!r})"
         else:
+            if report.finished > count:
+                finished.add(path)
             continue
         report.refused.append(line)
         say(line)
+    report.held_rooms = {room for path, room in rooms.items() if path not in finished}
     _resume_claimed(report, claims, say)
     return report
 
@@ -148,7 +158,11 @@ def _finished(events: Sequence[Event]) -> bool:
 
 
 def _load_one(
-    path: Path, report: LoadReport, say: Callable[[str], None], claims: dict[str, list[_Claim]]
+    path: Path,
+    report: LoadReport,
+    say: Callable[[str], None],
+    claims: dict[str, list[_Claim]],
+    rooms: dict[Path, str],
 ) -> None:
     fd = _open_candidate(path)
     try:
@@ -157,6 +171,8 @@ def _load_one(
     finally:
         os.close(fd)
     start = event_from_record(header.type, header.data)
+    if isinstance(start, GameStarted):
+        rooms[path] = start.room
     version = getattr(start, "rules_version", None)
     if version not in AUDITABLE_RULES:
         raise _Refuse(

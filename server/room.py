@@ -735,13 +735,16 @@ class Room:
         # back. Told as "... is back." each time, a client resuming its own seat again and again
         # made the table hear it of someone who never left.
         here = pid in self.conns
+        computer = pid in self.members.computers
         self._attach(conn, pid)
         conn.send(m.Seated(room=self.code, seat=i, player_id=pid, token=msg.token))
-        if here:  # the table is as it was: only this connection needs a view (a resume sent
-            # again and again reached every seat as an update with no news; found by review)
+        if here and computer == (pid in self.members.computers):
+            # The table is as it was: only this connection needs a view (a resume sent again
+            # and again reached every seat as an update with no news; found by review). A
+            # person taking a computer player's seat, or the reverse, changes its mark.
             self._send_view(conn)
         else:
-            self._broadcast([f"{self._roster().name(pid)} is back."])
+            self._broadcast([] if here else [f"{self._roster().name(pid)} is back."])
 
     def _watch(self, conn: Viewer, msg: m.Watch) -> None:
         self._not_member(conn)
@@ -780,7 +783,7 @@ class Room:
         pid = self.members.acting(conn, self)
         name = self._roster().name(pid)
         if self.lobby is not None:
-            self.lobby.remove(pid)
+            self.lobby.remove(pid, self.members.computers)
             self.members.remove(pid)
             Members.unbind(conn)
             conn.close("you left the room")

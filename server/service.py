@@ -19,6 +19,7 @@ import contextlib
 import logging
 import random
 import traceback
+from collections.abc import Container
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -73,6 +74,16 @@ _DOOR_CLOSE = {
 }
 
 
+class _Either:
+    """Codes taken by either of two collections (a new room's code is in neither)."""
+
+    def __init__(self, *held: Container[str]) -> None:
+        self.held = held
+
+    def __contains__(self, code: object) -> bool:
+        return isinstance(code, str) and any(code in h for h in self.held)
+
+
 class GameServer:
     """Rooms by code, live connections, and the listener. Build with :func:`serve`."""
 
@@ -81,6 +92,8 @@ class GameServer:
         #: Where every room keeps its game's log.
         self.store = DiskLogStore(config.replays)
         self.rooms: dict[str, Room] = {}
+        #: Room codes a new room may not take: those of unfinished logs (``LoadReport``).
+        self.held_rooms: set[str] = set()
         self.connections: set[Connection] = set()
         self.port: int = 0
         self.report = LoadReport()
@@ -135,6 +148,7 @@ class GameServer:
         cfg = self.config
         cfg.replays.mkdir(parents=True, exist_ok=True)
         self.report = await trio.to_thread.run_sync(load_replays, cfg.replays, cfg.say)
+        self.held_rooms |= self.report.held_rooms
         # Word comparison loads its data on first use (~0.7 s): do it now, off the event loop,
         # rather than stalling every room at the first round's publication.
         await trio.to_thread.run_sync(warm_up_words)
@@ -219,7 +233,7 @@ class GameServer:
         # counts against nobody's room rate and logs no room.
         clean_name(msg.name)
         clean_settings(msg.settings)
-        code = new_room_code(self.rooms)
+        code = new_room_code(_Either(self.rooms, self.held_rooms))
         room = Room(code, self.config, self._room_closed, store=self.store, creator=conn.remote)
         self.book.room_created(conn.remote)
         self.rooms[code] = room
@@ -231,6 +245,10 @@ class GameServer:
     def _room_closed(self, room: Room) -> None:
         if self.rooms.get(room.code) is room:
             del self.rooms[room.code]
+            if room.game is not None and not room.game.over:
+                # Its log is unfinished (a room that failed): its code is not given again, or
+                # the next start would find two unfinished logs of one room and resume neither.
+                self.held_rooms.add(room.code)
             if room.creator is not None:
                 self.book.room_closed(room.creator)
             log.info("room %s: closed (%s)", room.code, room.end_reason or "empty")

@@ -198,9 +198,9 @@ def test_a_state_directory_whose_files_are_no_files_is_noted_not_read(tmp_path, 
     assert why.endswith("secrets.json: not a regular file, so not a client's state file")
 
 
-def test_a_tail_of_nested_record_starts_is_read_once_per_line(tmp_path, monkeypatch):
-    """Only a line's last record start can begin a sound record; trying every start of a
-    planted tail (lines of nested starts) took 1.3 s per MiB."""
+def test_a_tail_of_nested_record_starts_is_tried_a_bounded_number_of_times(tmp_path, monkeypatch):
+    """Only a line's last record starts are tried (SOUND_TRIES); trying every start of a
+    planted tail (lines of 300 nested starts) took 1.3 s per MiB."""
     log = shifted(tmp_path / "g.jsonl", 0)
     good = len(read_log(log).records)
     line = b'{"batch":0,"data":{"x":[' * 300 + b"0" + b"]}}" * 300
@@ -217,7 +217,7 @@ def test_a_tail_of_nested_record_starts_is_read_once_per_line(tmp_path, monkeypa
     monkeypatch.setattr(logformat, "_damage", counted)
     result = read_log(log)
     assert len(result.records) == good and result.torn_reason is not None
-    assert calls <= good + 1 + 20 + 1
+    assert calls <= good + 1 + 20 * logformat.SOUND_TRIES + 1  # (it was 300 a line)
 
 
 def test_no_record_field_is_named_batch():
@@ -225,3 +225,23 @@ def test_no_record_field_is_named_batch():
     of that name, so inside a canonical record the start of a record occurs once."""
     for kind in [*EVENT_TYPES.values(), *typing.get_args(c.AnyCommand)]:
         assert "batch" not in kind.__struct_fields__, kind
+
+
+@pytest.mark.parametrize("hidden", [1, logformat.SOUND_TRIES - 1])
+def test_a_sound_record_after_damage_is_found_with_starts_nested_in_it(tmp_path, hidden):
+    """A record made to hold ``{"batch":`` in its data, sound after a damaged line, is still
+    tampering, not a crash's torn tail (found by review when only the last start was tried)."""
+    prev, lines = logformat.GENESIS, []
+    for seq in range(4):
+        data: dict[str, Any] = {"n": seq}
+        if seq == 3:
+            for _ in range(hidden):
+                data = {"x": {"batch": 1, "in": data}}
+        r = logformat.build_record(prev, seq, 1000.0 + seq, "note", data)
+        lines.append(logformat.encode_record(r))
+        prev = r.hash
+    lines[2] = lines[2][:40] + b"\n"  # line 3 torn-looking; line 4 whole and sound
+    path = tmp_path / "g.jsonl"
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(logformat.LogCorrupt):
+        read_log(path)

@@ -463,7 +463,7 @@ def test_more_comings_and_goings_than_a_server_logs_are_noted(tmp_path, capsys):
     most = ServerConfig.max_actions_per_round
     flips = [(1, k % 2 == 1) for k in range(most + 2)]
     path = presence_game(tmp_path / "g.jsonl", flips, None)
-    code, lines = lines_of(capsys, str(path))
+    _code, lines = lines_of(capsys, str(path))
     (note,) = [x for x in lines if x.startswith("  note  Bob has ")]
     assert note.startswith(f"  note  Bob has {most + 3:,} comings and goings logged in round 2")
     assert f"more than the {most} a server of this program logs by default" in note

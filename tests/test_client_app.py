@@ -433,19 +433,28 @@ async def test_the_client_keeps_each_deals_commitment_and_its_own_share_as_logge
     game_id = read_log(log).records[0].data["game_id"]
     assert (entry["seat"], entry["name"], entry["game_id"]) == (you, "Ann", game_id)
     other = (you + 1) % 3
-    for field, lie, says in (
-        ("seat", other, f"is logged as seat {you + 1}'s: the server moved shares"),
-        ("game_id", "g0000000000000001", "the log's game id was changed"),
-        ("room", "ZZZZ", "the log's room was changed"),
-        ("name", "Bob", "but the log seats 'Ann' there"),
+    for lies, says in (
+        ({"seat": other}, f"is logged as seat {you + 1}'s: the server moved shares"),
+        ({"game_id": "g0000000000000001"}, "the log's game id was changed"),
+        ({"room": "ZZZZ"}, "the log's room was changed"),
+        ({"name": "Bob"}, "but the log seats 'Ann' there"),
+        ({"share": "ab" * 32}, "holds another share for that seat: the server replaced it"),
+        # a seat the deal has no share for: it came late, or the server left it out
+        ({"seat": 7, "share": "ab" * 32}, "the server left it out, or it came after the deal"),
     ):
         doc = json.loads(json.dumps(kept_doc))
         (entry,) = doc["deals"].values()
-        entry[field] = lie
+        entry.update(lies)
         secrets.write_text(json.dumps(doc))
         found = audit(log, state_dirs=[state])
         (problem,) = found.kinds["deal"]
         assert says in problem, problem
+    # A name the server tidied as it seated it is the same name (an honest "Ａnn" failed)
+    doc = json.loads(json.dumps(kept_doc))
+    (entry,) = doc["deals"].values()
+    entry["name"] = "\uff21nn"  # a full-width "A"
+    secrets.write_text(json.dumps(doc))
+    assert not audit(log, state_dirs=[state]).kinds.get("deal")
     # An earlier deal this client was shown too, then the logged one: the server dealt again in
     # its sight, as an honest one does when it cannot create the game's log (its disk was
     # full: an honest server's players' deals failed it; found by review). Said, not failed.

@@ -657,6 +657,21 @@ def test_text_helpers():
     assert wrap("ab abcdefghij", 6, "", " ") == ["ab", " abcde", " fghij"]
     assert wrap_words("ab abcdefghij", 6, "", " ") == ["ab", " abcdefghij"]
     assert wrap("one\ntwo three", 7, "> ", "  ") == ["> one", "  two", "  three"]
+    # narrower than the hang (a 9-column terminal, the lobby's share line): a cell a line, and
+    # an end (it looped for ever, found by review)
+    assert wrap("hello world", 1) == [
+        "h",
+        "  e",
+        "  l",
+        "  l",
+        "  o",
+        "  w",
+        "  o",
+        "  r",
+        "  l",
+        "  d",
+    ]
+    assert len(wrap("conjure play ws://h:1 --room ABCD", 8, "  share: ", " " * 11)) < 40
     assert wrap_items(["1. Ann 3", "2. Bob 2", "3. Cat 1"], 20, " · ", "", "") == [
         "1. Ann 3 ·",  # "· 2. Bob 2 ·" would be 21 cells: the item goes down whole
         "2. Bob 2 · 3. Cat 1",

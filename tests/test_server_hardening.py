@@ -1068,3 +1068,18 @@ async def test_a_rooms_chat_is_bounded_whoever_says_it(start_server):
         await cy.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "later")
         said = [x.text for x in cy.received if isinstance(x, m.Chat)]
         assert said == ["line 0", "line 1", "line 2", "later"]
+
+
+async def test_a_lobby_hosts_leaving_passes_the_role_to_a_person_first(server):
+    """In the lobby too (found by review): a computer player never starts a game."""
+    async with contextlib.AsyncExitStack() as stack:
+        ann = await stack.enter_async_context(open_client(server.url, "Ann"))
+        bot = await stack.enter_async_context(open_client(server.url, "Ada", computer=True))
+        cy = await stack.enter_async_context(open_client(server.url, "Cy"))
+        code = await ann.create(RoomSettings())
+        await bot.join(code)
+        await cy.join(code)
+        await cy.wait_view(lambda v: len(v.players) == 3)
+        await ann.send(m.Leave())
+        v = await cy.wait_view(lambda v: len(v.players) == 2)
+        assert v.players[v.host].name == "Cy" and v.players[0].computer

@@ -50,6 +50,7 @@ from conjure.server.rules.legality import first_illegal
 from tests.auditlogs import RecordingTable, as_batches
 from tests.rulestable import DEFAULT_CARDS
 from tests.test_redecide import random_game
+from tests.wsclient import open_client, open_table, start_game
 
 #: No clocks: a resumed test game waits for its players instead of timing out and writing.
 NO_CLOCK = Limits(choose=None, spell=None, mark=None, commit=None, reveal=None, review=None)
@@ -300,6 +301,36 @@ async def test_an_unknown_rules_version_is_refused_untouched(start_server, repla
     assert "the file is left as it is" in line
     assert log.read_bytes() == before and not log.with_name(log.name + ".torn").exists()
     assert "ABCD" not in server.rooms and server.report.refused == [line]
+    # Its room's code is not given to a new room: the next start would find two unfinished
+    # logs of room ABCD and resume neither (found by review).
+    assert server.held_rooms == {"ABCD"}
+    from conjure.server import service
+
+    picks = iter(["ABCD", "WXYZ"])
+    original = service.new_room_code
+    seen: list[str] = []
+
+    def code(taken: Any) -> str:
+        while (c := next(picks)) in taken:
+            seen.append(c)
+        return c
+
+    service.new_room_code = code
+    try:
+        async with open_client(server.url, "Ann") as ann:
+            assert await ann.create(None) and ann.room == "WXYZ" and seen == ["ABCD"]
+    finally:
+        service.new_room_code = original
+
+
+async def test_a_room_that_fails_with_its_game_unfinished_keeps_its_code(start_server, replays):
+    """At run time too: a room closed on a fault leaves its log unfinished."""
+    server = await start(start_server)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        await start_game(table)
+        room = server.rooms[table[0].room]
+        server._room_closed(room)  # as the room's end does, its game unfinished
+    assert server.held_rooms == {room.code}
 
 
 @pytest.mark.parametrize(

@@ -73,7 +73,7 @@ async def listening(
         handshake = await read_request(stream)
         assert handshake is not None
         ws = await handshake.accept(max_message=2 * HUGE, frame_rate=1000.0, frame_burst=1000.0)
-        conn = Connection(ws, queue_size=queue_size)
+        conn = Connection(ws, queue_size=queue_size, queue_bytes=64 * HUGE)  # (frames count here)
         conns.append(conn)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(script, conn)
