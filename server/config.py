@@ -77,11 +77,12 @@ class ServerConfig:
     max_rooms: int = 500
     #: Most spectators a room admits; a host may set a lower number in the room settings.
     max_spectators: int = 50
-    #: Chat lines one room may carry per second, and in a burst: each goes to every member, so
-    #: without it seats of many addresses, each within its own rate, made the server send
-    #: fifty-odd frames a line a thousand times a second (found by review).
-    chat_rate: float = 5.0
-    chat_burst: float = 20.0
+    #: Chat lines one seat may say per second, and in a burst: each goes to every member of the
+    #: room, so without it seats of many addresses, each within its message rate, made the
+    #: server send fifty-odd frames a line a thousand times a second (found by review). Per
+    #: seat, not per room: one member must not take the room's chat from the others.
+    chat_rate: float = 2.0
+    chat_burst: float = 10.0
 
     # -- how long things may sit idle --
     #: Seconds a new connection has to say hello.

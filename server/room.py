@@ -85,7 +85,7 @@ LOG_STALLED = (
 )
 LOG_BACK = "The game log can be written again: play on."
 DEALING = "The cards are being dealt; try again in a moment."
-CHAT_BUSY = "The room's chat is busy: say it again in a moment."
+CHAT_BUSY = "You are chatting faster than the room can carry: say it again in a moment."
 #: A removed player's goodbye.
 REMOVED = "the host removed you from the game"
 #: The messages ``to_command`` makes game commands of (a kick only once the game started).
@@ -264,8 +264,8 @@ class Room:
         if game is not None:  # a room loaded from its log: everyone is away
             self.members.away_since = {p.id: now for p in game.setup.players}
         self.empty_since: float | None = now
-        #: The room's chat budget (``ServerConfig.chat_rate``): each line reaches every member.
-        self._chat = Bucket(config.chat_rate, config.chat_burst, now)
+        #: Each seat's chat budget (``ServerConfig.chat_rate``): each line reaches every member.
+        self._chat: dict[str, Bucket] = {}
         #: Since when no seat has been connected (spectators do not keep a game alive).
         self.no_player_since: float | None = now
         #: The log could not be written: when to try reopening it (None: all is well).
@@ -658,7 +658,10 @@ class Room:
                 self._send_view(conn)
             case m.SendChat():
                 pid = self.members.acting(conn, self)
-                if self._chat.take(self.config.clock()) > 0:
+                now = self.config.clock()
+                cfg = self.config
+                budget = self._chat.setdefault(pid, Bucket(cfg.chat_rate, cfg.chat_burst, now))
+                if budget.take(now) > 0:
                     raise Refusal("chat_busy", CHAT_BUSY)
                 i = self._roster().seat(pid)
                 self._send_all(m.Chat(name=self._roster().name(pid), text=msg.text, seat=i))

@@ -35,7 +35,8 @@ def slow_room(room: Room, delay: float = 0.01) -> None:
     room._on_request = slowly  # type: ignore[method-assign]
 
 
-async def test_messages_sent_without_waiting_are_answered_in_the_order_sent(server):
+async def test_messages_sent_without_waiting_are_answered_in_the_order_sent(start_server):
+    server = await start_server(chat_burst=100)  # (22 lines at once: over a room's chat burst)
     async with contextlib.AsyncExitStack() as stack:
         ann = await stack.enter_async_context(open_client(server.url, "Ann"))
         bob = await stack.enter_async_context(open_client(server.url, "Bob"))
