@@ -313,8 +313,9 @@ def open_for_append(path: str | os.PathLike[str], records: Sequence[LogRecord] =
     """
     path = Path(path)
     # O_NONBLOCK: a FIFO put in the log's place fails at once instead of hanging the open; it
-    # changes nothing for a regular file.
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+    # changes nothing for a regular file. O_NOFOLLOW: a log is written through no link (its
+    # target may be anyone's file; start-up refuses links, and one swapped in since fails here).
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW
     # An existing log must exist; only an empty one may be created here.
     fd = os.open(path, flags if records else flags | os.O_CREAT, 0o644)
     try:
@@ -388,7 +389,7 @@ def _create_torn_file(path: Path) -> tuple[Path, int]:
     while True:
         candidate = path.with_name(path.name + ".torn" + (f".{n}" if n else ""))
         try:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
             return candidate, os.open(candidate, flags, 0o644)
         except FileExistsError:
             n += 1
@@ -451,7 +452,8 @@ def recover_torn_tail(path: str | os.PathLike[str], result: LogReadResult) -> Pa
     path = Path(path)
     if not result.torn:
         return None
-    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+    # (O_NOFOLLOW: a tail is cut through no link: start-up refuses links, see open_for_append)
+    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW)
     try:
         _lock(fd, path)
         st = os.fstat(fd)
@@ -484,7 +486,7 @@ def reopen_after_failure(
     if not isinstance(durable_seq, int) or isinstance(durable_seq, bool) or durable_seq < -1:
         raise ValueError(f"durable_seq must be an int >= -1, got {durable_seq!r}")
     # O_APPEND: the fd becomes the new writer's; pread and ftruncate ignore it.
-    flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOCTTY
+    flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOCTTY | os.O_NOFOLLOW
     fd = os.open(path, flags)
     try:
         _lock(fd, path)

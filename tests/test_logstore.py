@@ -1056,3 +1056,19 @@ def test_a_record_whose_data_holds_hash_keys_is_read_and_hashed_right(tmp_path: 
     result = read_log(path)
     assert result.records == [first] and result.torn
     assert result.torn_reason is not None and "hash mismatch" in result.torn_reason
+
+
+def test_a_log_is_written_through_no_link(tmp_path):
+    """A link swapped in for a log (its target anyone's file) is refused by every open that
+    writes, not only by start-up's check (found by review: the check and the open were apart)."""
+    import errno as _errno
+
+    from conjure.server.logstore import open_for_append as opened
+
+    target = tmp_path / "elsewhere.jsonl"
+    target.write_bytes(b"")
+    link = tmp_path / "g.jsonl"
+    link.symlink_to(target)
+    with pytest.raises(OSError) as caught:
+        opened(link)
+    assert caught.value.errno == _errno.ELOOP and target.read_bytes() == b""
