@@ -44,6 +44,7 @@ from conjure.protocol.events import CASE_TEXT, RULE_TEXT
 from conjure.protocol.messages import PlayerView, ProposalView, ResultView, View
 from conjure.protocol.program import program_here
 from conjure.protocol.wording import join_command, names_list, stars, watch_command
+from conjure.protocol.words import contains_written
 
 PHASE_NAMES = {
     "lobby": "lobby",
@@ -317,6 +318,14 @@ def _summon_cell(session: Session, p: PlayerView) -> tuple[str, str]:
 
 
 MARK_OK, MARK_BAD = " ✓", " ✗ invalid"
+DARK_CONJURER_WORD = "✓ written before the spell words, so they do not bind it (D5)"
+
+
+def _unbound_by_spells(v: View, p: PlayerView) -> bool:
+    """The Dark Magic conjurer's shown word holds a spell word, and stands (D5)."""
+    if v.settings.variant != "dark-magic" or p.seat != v.conjurer or not p.summon:
+        return False
+    return any(q.spell and contains_written(p.summon, q.spell) for q in v.players)
 
 
 def _cell(text: str, width: int) -> str:
@@ -458,6 +467,10 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
         notes = []
         if p.invalid_reason:
             notes.append(("class:bad", f"✗ {p.invalid_reason}"))
+        elif _unbound_by_spells(v, p):
+            # A newcomer saw their "high heels" invalid for holding "heel" and the Dark Magic
+            # conjurer's own "high heels" ✓ beside it, with nothing to say why.
+            notes.append(("class:dim", DARK_CONJURER_WORD))
         for flag in p.flags:
             notes.append(("class:dim", f"⚑ {flag}"))
         for nstyle, text in notes:

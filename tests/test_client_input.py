@@ -1610,3 +1610,21 @@ def test_enter_alone_at_the_name_question_says_what_is_asked(tmp_path):
     assert s.submit("") is False
     assert s.status == ("warn", "Type the name to play under (the others see it), then Enter.")
     assert sent == []
+
+
+def test_the_dark_magic_conjurers_word_that_holds_a_spell_word_says_why_it_stands(tmp_path):
+    """Seen by a newcomer: their "high heels" invalid for holding "heel", and the Dark Magic
+    conjurer's own "high heels" ✓ beside it, with nothing to say why (D5)."""
+    h = Harness(tmp_path)
+    table = players(
+        1,
+        Ann={"summon": "high heels", "valid": True},
+        Bob={"spell": "heel", "summon": "high heels", "valid": False,
+             "invalid_reason": "'high heels' contains the written word 'heel'"},
+        Cat={"spell": "shoe"},
+    )  # fmt: skip
+    h.show(view("review", you=1, variant="dark-magic", players=table))
+    text = screen.plain(screen.boards(h.session, 80))
+    assert "✓ written before the spell words, so they do not bind it (D5)" in text
+    h.show(view("review", you=1, variant="standard", players=table))
+    assert "(D5)" not in screen.plain(screen.boards(h.session, 80))
