@@ -52,11 +52,13 @@ from conjure.client.statefile import ENV_LOCAL_SERVER, RECEIPT_LINE, StateDir, h
 from conjure.protocol.cells import wrap_words
 from conjure.protocol.deck import DeckError, load_deck
 from conjure.protocol.house import HOUSE_RULES, canonical
-from conjure.protocol.messages import ClientMsg, RoomSettings
+from conjure.protocol.messages import ClientMsg, Leave, RoomSettings
 from conjure.protocol.program import program_here
 from conjure.protocol.wording import NAME_PLACEHOLDER, final_words
 
 DEFAULT_URL = "ws://localhost:8765"
+#: Seconds a leave sent as the client quits may take to reach the server (``App._left``).
+LEAVE_GRACE = 1.5
 
 
 class SizedText(UIControl):
@@ -98,6 +100,8 @@ class ClientApp:
         self.opts = opts
         self.store = StateDir(opts.state_dir)
         self._send_channel, self._receive_channel = trio.open_memory_channel[ClientMsg](256)
+        #: Set when the network changes the session, while ``_left`` waits for a goodbye.
+        self._changed: trio.Event | None = None
         self.session = Session(
             server=opts.url,
             store=self.store,
@@ -234,6 +238,8 @@ class ClientApp:
         """The network changed the session: settle the input line, draw again."""
         self.settle()
         self.app.invalidate()
+        if self._changed is not None:
+            self._changed.set()
 
     def _guard(self, fn) -> None:
         try:
@@ -344,6 +350,7 @@ class ClientApp:
                 self.ui_task.add_done_callback(lambda _: token.run_sync_soon(ui_done.set))
                 nursery.start_soon(self._network)
                 await ui_done.wait()
+                await self._left()
                 nursery.cancel_scope.cancel()
         ui_task = self.ui_task
         if ui_task is not None and ui_task.done() and not ui_task.cancelled():
@@ -353,6 +360,18 @@ class ClientApp:
                 return 1
             return int(ui_task.result() or 0)
         return 1
+
+    async def _left(self) -> None:
+        """A leave sent as the screen ends (/leave, a host's quit) reaches the server before the
+        connection is cut: up to LEAVE_GRACE seconds for its goodbye (cut at once, it could be
+        lost, and a host who quit was waited for as away)."""
+        s = self.session
+        if not s.sent or not isinstance(s.sent[-1], Leave) or not s.connected:
+            return
+        with trio.move_on_after(LEAVE_GRACE):
+            while s.bye_reason is None and s.connected:
+                self._changed = trio.Event()
+                await self._changed.wait()
 
     def _tell(self, line: str) -> None:
         """One line about the connection's security (a newly pinned certificate)."""

@@ -265,6 +265,14 @@ class Inputs(Prompts):
         self.add_feed(f"not sent, {why}: '{shown}'", "error")
         self.say_under_card("warn", f"Not sent, {why}: '{shown}'.")
 
+    def _quit_confirmed(self) -> bool:
+        """The host said yes to quitting a game that plays on: the server is told they left, so
+        the role passes at once (a host who just went was waited for as away, 30 s in which
+        nobody at the table could pause or skip: seen with friends). True: quit now."""
+        if self.quit_question == HOST_QUITS and self.connected:
+            self.send(Leave())
+        return True
+
     def request_quit(self) -> bool:
         """Ctrl-Q (or /quit): True to quit now; False when a question must be answered first.
 
@@ -274,7 +282,7 @@ class Inputs(Prompts):
         yes.
         """
         if self.quit_question is not None:
-            return True
+            return self._quit_confirmed()  # a second Ctrl-Q is a yes
         others = self.other_humans()
         if not others:
             return True
@@ -309,7 +317,7 @@ class Inputs(Prompts):
     def _any_key(self, key: str, page: int) -> None:
         if self.quit_question is not None:  # the host's question comes first
             if key in ("y", "Y"):
-                self.quit_requested = True
+                self.quit_requested = self._quit_confirmed()
             elif key in ("n", "N", "escape"):
                 self.quit_question = None
                 self.say("info", "Still here: the game goes on.")
@@ -902,6 +910,7 @@ class Inputs(Prompts):
                 raise Refused(problem + ": your text is kept.")
             self._need_connection()
             self.send(SendChat(text=text))
+            self.last_chat = text
             return True
         if word in ("help", "h", "?"):
             self.open_card("help")
@@ -975,6 +984,7 @@ class Inputs(Prompts):
         return [b - 1 for b in boards]
 
     quit_requested = False
+    last_chat: str | None = None
 
 
 class Refused(Exception):

@@ -642,8 +642,11 @@ def summary(view, replays: Path, game_id: str | None, receipt: Path | None = Non
     if receipt is not None and receipt.is_file():
         lines += [RECEIPT_LINE, f"    {home_short(receipt)}"]
     if view is not None and view.phase != "over":
-        lines.append("The game is unfinished: run make play again to resume it.")
+        lines.append(UNFINISHED)
     return lines
+
+
+UNFINISHED = "The game is unfinished: run make play again to resume it."
 
 
 def _final_lines(view) -> list[str]:
@@ -827,8 +830,8 @@ def _remember(
         forget_last_game(store)
     receipt = store.receipt_path(game_id) if game_id is not None else None
     lines = summary(view, replays, game_id, receipt)
-    if paused:
-        lines.insert(0, "The game is paused until you come back: the next make play resumes it.")
+    if paused and lines and lines[-1] == UNFINISHED:
+        lines[-1] = "The game is unfinished, and paused until you come back: run make play again."
     return lines
 
 

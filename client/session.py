@@ -187,6 +187,8 @@ class Session(Inputs):
         #: (room, commitment) of the deal this client last added a share to, until the server
         #: names its game (``StateDir.name_deal``).
         self.dealt: tuple[str, str] | None = None
+        #: The last chat line sent, until the server took or refused it (``chat_busy``).
+        self.last_chat: str | None = None
         self.sent: list[ClientMsg] = []  # every message handed to send, for tests and the log
         self.first_time = not store.seen("howto")
         self._reason = ""  # why the connection was lost, for the banner
@@ -445,6 +447,12 @@ class Session(Inputs):
             self.join_error = text
             self.join_field = JOIN_FIELD.get(msg.code, "again")
             self.say("error", text)
+            return
+        if msg.code == "chat_busy" and self.last_chat is not None:
+            # The line is given back to be sent again (refused after it left the input line,
+            # it was lost, though the sentence said to say it again: seen with friends).
+            self.draft, self.last_chat = "/say " + self.last_chat, None
+            self.refuse(f"{text} (Your line is back in the input.)")
             return
         if msg.code == "reveal_mismatch":
             key = self._round_key()

@@ -85,7 +85,9 @@ LOG_STALLED = (
 )
 LOG_BACK = "The game log can be written again: play on."
 DEALING = "The cards are being dealt; try again in a moment."
-CHAT_BUSY = "You are chatting faster than the room can carry: say it again in a moment."
+CHAT_BUSY = (
+    "You are chatting faster than a player may: that line was not sent; say it again in a moment."
+)
 #: A removed player's goodbye.
 REMOVED = "the host removed you from the game"
 #: The messages ``to_command`` makes game commands of (a kick only once the game started).

@@ -36,6 +36,7 @@ from conjure.protocol.messages import (
     Error,
     JoinRoom,
     KickPlayer,
+    Leave,
     PlayerView,
     PointView,
     ProposalView,
@@ -719,6 +720,9 @@ def test_quitting_is_not_questioned_when_only_computer_players_remain(tmp_path, 
     assert h.session.prompt() == HOST_QUITS and cells(HOST_QUITS) <= 78
     assert h.session.status is None  # the refusal before is not about this question
     assert h.session.request_quit() is True  # a second Ctrl-Q is a yes
+    # ... and the server is told the host left, so the role passes at once (a host who just
+    # went was waited for as away for 30 s, nobody able to pause or skip: seen with friends)
+    assert isinstance(h.sent[-1], Leave)
     guest = Harness(tmp_path / "guest")
     guest.show(view("spell", you=1))
     assert guest.session.request_quit() is True  # a player who is not the host: no question
@@ -1628,3 +1632,15 @@ def test_the_dark_magic_conjurers_word_that_holds_a_spell_word_says_why_it_stand
     assert "✓ written before the spell words, so they do not bind it (D5)" in text
     h.show(view("review", you=1, variant="standard", players=table))
     assert "(D5)" not in screen.plain(screen.boards(h.session, 80))
+
+
+def test_a_chat_line_the_server_is_too_busy_for_comes_back_to_the_input(tmp_path):
+    """Seen with friends: the 11th quick /say was refused after it had left the input line,
+    with a sentence saying to say it again, and the line was gone."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", turn=1))
+    assert s.submit("/say hello 11")
+    s.on_message(Error(code="chat_busy", message="You are chatting faster than a player may."))
+    assert s.settle_input("") == "/say hello 11"
+    assert s.status is not None and "(Your line is back in the input.)" in s.status[1]

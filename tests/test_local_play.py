@@ -214,9 +214,8 @@ def two_runs(tmp_path: Path, old_log: Path, old_size: int) -> None:
         logs = game_logs(out)  # ... but this run's summary names this run's game only
         assert len(logs) == 1 and logs[0] != old_log, out
         assert logs[0].exists() and room_of(logs[0]) == room.group(1)
-        assert "run make play again to resume it" in out
         # Paused as its person left (the server stops with them): no clock runs meanwhile
-        assert "The game is paused until you come back: the next make play resumes it." in out
+        assert "The game is unfinished, and paused until you come back: run make play" in out
         facts = [r.type for r in read_log(logs[0]).records if r.type != "presence_changed"]
         assert facts[-1] == "game_paused", facts
         tmux(sock, "kill-server")

@@ -1062,7 +1062,7 @@ async def test_each_seats_chat_is_bounded_and_leaves_the_others_theirs(start_ser
         await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "line 2")
         await bob.send(m.SendChat(text="one too many"))
         error = await bob.expect_error("chat_busy")
-        assert error.message.startswith("You are chatting faster than the room can carry")
+        assert error.message.startswith("You are chatting faster than a player may")
         await ann.send(m.SendChat(text="mine"))  # Ann's own budget is whole
         await cy.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "mine")
         await trio.sleep(2.1)  # a line's worth of Bob's budget again
