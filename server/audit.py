@@ -957,19 +957,12 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _replay_one_safely(
-    args: argparse.Namespace,
-    log: Path,
-    receipts: list[Receipt],
-    state_dirs: list[Path],
-    files: list[Path],
-    reads: ReceiptReads | None = None,
-) -> tuple[int, Any, Audit]:
+def _replay_one_safely(args: argparse.Namespace, log: Path, *rest: Any) -> tuple[int, Any, Audit]:
     """``_replay_one``, with a fault of this program on one log made that log's Unusable: a
     report of several logs goes on to the others and its summary (docs/LOG.md), and one log
     ends with a sentence and exit 2, never a traceback taken for a verdict."""
     try:
-        return _replay_one(args, log, receipts, state_dirs, files, reads)
+        return _replay_one(args, log, *rest)
     except Unusable:
         raise
     except Exception as exc:
