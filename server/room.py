@@ -661,8 +661,9 @@ class Room:
             case m.SendChat():
                 pid = self.members.acting(conn, self)
                 now = self.config.clock()
-                cfg = self.config
-                budget = self._chat.setdefault(pid, Bucket(cfg.chat_rate, cfg.chat_burst, now))
+                if (budget := self._chat.get(pid)) is None:
+                    cfg = self.config
+                    budget = self._chat[pid] = Bucket(cfg.chat_rate, cfg.chat_burst, now)
                 if budget.take(now) > 0:
                     raise Refusal("chat_busy", CHAT_BUSY)
                 i = self._roster().seat(pid)

@@ -19,7 +19,6 @@ import contextlib
 import logging
 import random
 import traceback
-from collections.abc import Container
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -72,16 +71,6 @@ _DOOR_CLOSE = {
     "connection_rate": CLOSE_TRY_LATER,
     "server_busy": CLOSE_TRY_LATER,
 }
-
-
-class _Either:
-    """Codes taken by either of two collections (a new room's code is in neither)."""
-
-    def __init__(self, *held: Container[str]) -> None:
-        self.held = held
-
-    def __contains__(self, code: object) -> bool:
-        return isinstance(code, str) and any(code in h for h in self.held)
 
 
 class GameServer:
@@ -148,7 +137,8 @@ class GameServer:
         cfg = self.config
         cfg.replays.mkdir(parents=True, exist_ok=True)
         self.report = await trio.to_thread.run_sync(load_replays, cfg.replays, cfg.say)
-        self.held_rooms |= self.report.held_rooms
+        # (a resumed room's code is its own while it lives, and held again if it fails)
+        self.held_rooms |= self.report.held_rooms - {r.game.setup.room for r in self.report.resumed}
         # Word comparison loads its data on first use (~0.7 s): do it now, off the event loop,
         # rather than stalling every room at the first round's publication.
         await trio.to_thread.run_sync(warm_up_words)
@@ -233,7 +223,7 @@ class GameServer:
         # counts against nobody's room rate and logs no room.
         clean_name(msg.name)
         clean_settings(msg.settings)
-        code = new_room_code(_Either(self.rooms, self.held_rooms))
+        code = new_room_code(self.held_rooms.union(self.rooms))
         room = Room(code, self.config, self._room_closed, store=self.store, creator=conn.remote)
         self.book.room_created(conn.remote)
         self.rooms[code] = room
