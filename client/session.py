@@ -104,6 +104,12 @@ def host_port(url: str) -> str:
     return url.split("://", 1)[-1].rstrip("/")
 
 
+#: Said when the server refused a chat line as too quick: two rows at 80 columns, whole.
+CHAT_BACK = (
+    "Chatting too fast: that line was not sent. It is back in the input: send it again soon."
+)
+
+
 class Session(Inputs):
     """State of one client: who we are, what the server showed, what we are in the middle of."""
 
@@ -448,11 +454,13 @@ class Session(Inputs):
             self.join_field = JOIN_FIELD.get(msg.code, "again")
             self.say("error", text)
             return
-        if msg.code == "chat_busy" and self.last_chat is not None:
+        if msg.code == "chat_busy":
             # The line is given back to be sent again (refused after it left the input line,
-            # it was lost, though the sentence said to say it again: seen with friends).
-            self.draft, self.last_chat = "/say " + self.last_chat, None
-            self.refuse(f"{text} (Your line is back in the input.)")
+            # it was lost, though the sentence said to say it again: seen with friends). Of a
+            # burst, the last line sent comes back, once, and is what each refusal speaks of.
+            if self.last_chat is not None:
+                self.draft, self.last_chat = "/say " + self.last_chat, None
+            self.refuse(CHAT_BACK)
             return
         if msg.code == "reveal_mismatch":
             key = self._round_key()

@@ -20,7 +20,7 @@ from test_client_session import Harness, players, spells, view
 
 from conjure.client import screen
 from conjure.client.inputs import CHOOSE_SEEN, HOST_QUITS
-from conjure.client.session import Session
+from conjure.client.session import CHAT_BACK, Session
 from conjure.client.statefile import StateDir
 from conjure.client.textfit import cells, shorten, wrap, wrap_items
 from conjure.protocol.cells import wrap_words
@@ -1643,4 +1643,6 @@ def test_a_chat_line_the_server_is_too_busy_for_comes_back_to_the_input(tmp_path
     assert s.submit("/say hello 11")
     s.on_message(Error(code="chat_busy", message="You are chatting faster than a player may."))
     assert s.settle_input("") == "/say hello 11"
-    assert s.status is not None and "(Your line is back in the input.)" in s.status[1]
+    assert s.status == ("error", CHAT_BACK) and cells(CHAT_BACK) <= 2 * 78
+    s.on_message(Error(code="chat_busy", message="You are chatting faster than a player may."))
+    assert s.status == ("error", CHAT_BACK)  # a burst's second refusal says the same
