@@ -314,6 +314,53 @@ async def test_a_failed_write_is_reported_as_a_write_failure(tmp_path: Path) -> 
     os.close(fd)
 
 
+needs_batch = pytest.mark.skipif(
+    not hasattr(os, "SCHED_BATCH"), reason="the batch scheduling policy is Linux's"
+)
+
+
+@needs_batch
+async def test_a_worker_writes_as_a_batch_thread_and_hands_its_thread_back_as_it_came(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Waking a worker must not cost the event loop its core (the kernel's wake-up preemption
+    spares the waker only from a batch thread); the thread, Trio's to reuse, is left as it was."""
+    seen: list[tuple[int, int]] = []
+    real_write = groupsync._write
+
+    def write(fd: int, data: bytes) -> None:
+        seen.append((threading.get_native_id(), os.sched_getscheduler(0)))
+        real_write(fd, data)
+
+    monkeypatch.setattr(groupsync, "_write", write)
+    (fd,) = open_logs(tmp_path, 1)
+    await group_sync().append(fd, b"one\n")
+    os.close(fd)
+    [(worker, policy)] = seen
+    assert policy == os.SCHED_BATCH
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the event loop's thread is untouched
+    for _ in range(500):  # the worker sets itself back once it finds nothing more to do
+        if os.sched_getscheduler(worker) == os.SCHED_OTHER:
+            break
+        await trio.sleep(0.01)
+    assert os.sched_getscheduler(worker) == os.SCHED_OTHER
+
+
+@needs_batch
+async def test_appends_go_on_where_the_batch_policy_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(pid: int, policy: int, param: os.sched_param) -> None:
+        raise PermissionError(errno.EPERM, "not here")
+
+    monkeypatch.setattr(os, "sched_setscheduler", refuse)
+    fds = open_logs(tmp_path, 2)
+    outcomes = await append_all(fds, lambda fd: None)
+    assert outcomes == {fd: "ok" for fd in fds}
+    for fd in fds:
+        os.close(fd)
+
+
 async def test_an_append_cannot_be_cancelled_once_issued(tmp_path: Path) -> None:
     """Once bytes are handed to the worker their fate must be known: cancelling waits for it."""
     (fd,) = open_logs(tmp_path, 1)
