@@ -23,6 +23,7 @@ Each append's failure is reported to that append alone, as :class:`AppendFailed`
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import logging
@@ -247,16 +248,8 @@ class GroupSync:
             self._token.run_sync_soon(self._wake, jobs, [_worker_failed(exc) for _job in jobs])
 
     def _drain(self) -> None:
-        """A worker: make every waiting append durable, batch after batch, until none waits;
-        meanwhile its thread is a batch thread (``_as_batch``)."""
-        batch = _as_batch(True)
-        try:
-            self._drain_batches()
-        finally:
-            if batch:
-                _as_batch(False)  # the thread goes back to Trio's cache as it came
-
-    def _drain_batches(self) -> None:
+        """A worker: make every waiting append durable, batch after batch, until none waits."""
+        _as_batch()
         while True:
             with self._lock:
                 jobs, self._pending = self._pending, []
@@ -278,26 +271,30 @@ class GroupSync:
 
 #: Linux's batch scheduling policy (None where the OS lacks it).
 _SCHED_BATCH: int | None = getattr(os, "SCHED_BATCH", None)
+#: Whether this thread was put under ``SCHED_BATCH`` already (or found it could not be).
+_thread_policy = threading.local()
 
 
-def _as_batch(on: bool) -> bool:
-    """Put the calling worker thread under ``SCHED_BATCH`` (``on``) or back under
-    ``SCHED_OTHER``; True if that was done. Any thread may move itself between the two.
+def _as_batch() -> None:
+    """Put the calling worker thread under ``SCHED_BATCH`` for good (once per thread).
 
     Why: the event loop's thread wakes a worker for each batch of appends, and the kernel's
     wake-up preemption then often gave the woken worker the loop's core at once: the loop
     stopped in the middle of a room's step until the worker, wanting the interpreter's lock,
     slept again and the core came back, 0.5-8 ms about 300 times in 30 s at 300 paced rooms
-    (docs/PERFORMANCE.md). A batch thread never preempts the thread that woke it, and keeps
-    its share of the CPU.
+    (docs/PERFORMANCE.md). A batch thread never preempts the thread that woke it, and keeps its
+    share of the CPU. The policy stays with the thread when it goes back to Trio's cache, as
+    it must to spare the wake that hands it the next batch; every other job this process gives
+    that cache is disk I/O too (opening and reopening logs, reading ``replays/``), none of which
+    needs a core the moment it wakes.
     """
+    if getattr(_thread_policy, "set", False):
+        return
+    _thread_policy.set = True
     if _SCHED_BATCH is None:
-        return False
-    try:
-        os.sched_setscheduler(0, _SCHED_BATCH if on else os.SCHED_OTHER, os.sched_param(0))
-    except OSError:  # not allowed here (a seccomp filter, a container's policy)
-        return False
-    return True
+        return
+    with contextlib.suppress(OSError):  # not allowed here (a seccomp filter, say): as it was
+        os.sched_setscheduler(0, _SCHED_BATCH, os.sched_param(0))
 
 
 def _after_drain(result: outcome.Outcome) -> None:
