@@ -45,6 +45,7 @@ from prompt_toolkit.layout.processors import BeforeInput, ConditionalProcessor, 
 from prompt_toolkit.output import ColorDepth
 
 from conjure.client import screen
+from conjure.client.inputs import pasted_line
 from conjure.client.net import Connection
 from conjure.client.pins import KnownServers, Trust, pin_problem
 from conjure.client.session import Session, name_problem, parse_limits
@@ -172,6 +173,12 @@ class ClientApp:
             @kb.add(name, eager=True)
             def _page(event, name=name) -> None:
                 self._guard(lambda: s.key(name, page=self._page))
+
+        @kb.add(Keys.BracketedPaste, eager=True)
+        def _paste(event) -> None:
+            # The input is one line: a pasted block's line breaks went into it, every Enter was
+            # refused for them, and Ctrl-U cleared only the last line (seen by a newcomer).
+            self.buffer.insert_text(pasted_line(event.data))
 
         @kb.add(Keys.Any, filter=keys_mode, eager=True)
         def _key(event) -> None:

@@ -62,6 +62,9 @@ PAGE_KEYS = ("pageup", "pagedown")
 CARD_KEYS = {"f1": "help", "f2": "howto", "f3": "results", "f4": "panel"}
 
 
+#: Esc in the questions that make a new room: there is nothing to go back to.
+SETTINGS_FOR_CREATE = "These questions make your room: answer them (b: from the top) or Ctrl-Q."
+
 #: After a key that acts at once is refused, keys that follow less than this many seconds
 #: apart do nothing: they are the rest of a mistyped sequence, not moves.
 KEYS_PAUSE = 1.0
@@ -89,16 +92,31 @@ def keys_ignored(said: str) -> str:
     return f"{said.split(': ', 1)[0].rstrip('.')}. {KEYS_IGNORED}"
 
 
+def pasted_line(text: str) -> str:
+    """A pasted block as the one line the input holds: its lines joined by a space each, for the
+    player to see whole and mend before Enter sends anything."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+#: What a newcomer types at a word prompt when they want the program, not a word.
+_COMMAND_LIKE = frozenset(("help", "quit", "exit", "q", "?"))
+
+
 def unknown_word_warning(word: str) -> str | None:
     """A word of letters that is no noun the game knows: most likely a typo, which would match
     nobody (seen: 'peny' locked in without a word, and shown with the valid word's tick). A
     phrase is not judged (a good one is often in no dictionary: "space ship"); a word with a
     symbol in it (an emoji) is asked about too: it matches only the same text, symbol and all."""
     typed = normalize(word)
+    if typed.casefold() in _COMMAND_LIKE:
+        # A newcomer typed "help" (and "quit") at the word prompt: it was locked in as their
+        # secret word without a question, or asked about as a typo of "suit".
+        return f"'{word}' would be sent as your word: for help press F1, to quit Ctrl-Q."
+    if not any(ch.isalpha() for ch in typed):
+        # "?", "5" and "!!" went out as words without a question (seen), while "🚀" was asked.
+        return f"'{word}' has no letters: it matches only the very same text."
     symbols = [ch for ch in typed if unicodedata.category(ch).startswith("S")]
     if symbols:  # an emoji or a sign: "rocket🚀" is not "rocket" (seen: "🚀" as a spell word)
-        if not any(ch.isalpha() for ch in typed):
-            return f"'{word}' has no letters: it matches only the very same symbols."
         return f"'{word}' holds a symbol ({symbols[0]}): it matches only the same text, symbol and all."
     if not typed.isalpha() or is_known_noun(typed):
         return None
@@ -158,12 +176,14 @@ class Inputs(Prompts):
         self._past_warning(before, sent, asked)
 
     def _acting_key(self, key: str) -> bool:
-        """A printable key of the review, where keys make moves and come in sequences."""
+        """A printable key of the review or the host's lobby, where keys act at once and come
+        in sequences (a host typing "help" in the lobby: "h" refused, "e" opened the settings
+        and "lp" answered its first question)."""
         v = self.view
         return (
             len(key) == 1
             and v is not None
-            and v.phase == "review"
+            and v.phase in ("review", "lobby")
             and self.overlay is None
             and self.quit_question is None
             and self.gave_up is None
@@ -373,6 +393,14 @@ class Inputs(Prompts):
             raise Refused("Not connected right now: your text is kept, press Enter again later.")
 
     def _key(self, key: str) -> None:
+        if key == "escape" and self.form is not None:
+            # The help line promises "Esc: cancel a choice": a host in the settings had to
+            # answer all six questions to get out (seen by a newcomer).
+            if self.form.for_create:
+                raise Refused(SETTINGS_FOR_CREATE)
+            self.form = None
+            self.say("info", "Settings unchanged.")
+            return
         if key == "escape":
             self._keys_ignored_until = 0.0  # a deliberate key: the mistyped burst is over
             if self.confirm_word is not None:
@@ -447,13 +475,24 @@ class Inputs(Prompts):
             else:
                 raise Refused("Press y to remove them, or n (or Esc) to keep them.")
             return
-        if key == "s":
+        if self.sub == ("start",):
+            if key.lower() == "y":
+                self.sub = ()
+                self._need_connection()
+                self.send(StartGame())
+                self.say("info", "Starting the game…")
+            elif key.lower() == "n":
+                self.sub = ()
+                self.say("info", "Not started: the room waits.")
+            else:
+                raise Refused("Press y to start the game, or n (or Esc) to wait.")
+            return
+        if key == "s":  # asked first: a host typing "sure" in the lobby started the game
             self._need_connection()
             n = len([p for p in v.players if not p.kicked])
             if n < 3:
                 raise Refused(f"A game needs at least 3 players; {n} seated so far.")
-            self.send(StartGame())
-            self.say("info", "Starting the game…")
+            self.sub = ("start",)
         elif key == "e":
             self.form = SetupForm(settings=v.settings, for_create=False)
         elif key == "k":

@@ -212,6 +212,9 @@ class Prompts(TableState):
                     who = self.player(self.sub[1])
                     name = shorten(who.name if who else "?", QUOTED)
                     return f"Remove {name} (board {self.sub[1] + 1}) from the room? y/n: "
+                if self.sub == ("start",):
+                    n = len([p for p in v.players if not p.kicked])
+                    return f"Start the game now, with these {n} players? y/n: "
                 return "Lobby: s=start e=settings k=remove a player: "
             return f"Waiting for {shorten(self.pname(v.host), QUOTED)} to start the game{WAITING}"
         if v.phase == "over":

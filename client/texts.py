@@ -73,7 +73,7 @@ HELP: list[str] = [
     "Commands",
     "  /say TEXT: chat. /leave: give up your seat for good. /quit: quit.",
     "Host",
-    "  In the lobby: s starts the game, e edits the settings, k removes a player (asked y/n).",
+    "  In the lobby: s starts the game, k removes a player (both asked y/n), e edits settings.",
     "  /start, /settings, /order 2 1 3 (new seating, in the lobby), /pause, /resume, "
     "/skip N (this round), /kick N (for the game); N is a board number.",
     "Words",

@@ -4,10 +4,12 @@ asyncio) against a real server on loopback, the other seats played by scripted p
 
 from __future__ import annotations
 
+import trio
 from clienthelpers import CTRL_U, ENTER, HeadlessClient, robots, wait_until
 from wsclient import open_client
 
 from conjure.client.app import Options
+from conjure.client.inputs import KEYS_PAUSE
 from conjure.protocol.messages import (
     CastVote,
     CommitSummon,
@@ -55,7 +57,9 @@ async def test_standard_game_every_phase(server, tmp_path):
         ]
         async with robots(server.url, room, specs) as (bob, cat):
             await ann.wait(lambda s: len(s.view.players) == 3)
+            await trio.sleep(KEYS_PAUSE)  # keys right after a refused one are a mistyped burst
             ann.type("s")
+            ann.type("y")  # the host is asked first
             # choose
             await ann.wait(phase_is("choose"), what="choose")
             screen = await ann.wait_screen(
@@ -167,6 +171,7 @@ async def test_dark_magic_every_phase_with_a_spectator(server, tmp_path):
             await ann.wait(lambda s: len(s.view.players) == 3)
             await eve.wait(lambda s: s.view is not None and len(s.view.players) == 3)
             ann.type("s")
+            ann.type("y")  # the host is asked first
             await ann.wait(phase_is("choose"))
             await eve.wait_screen("watching: waiting for Ann to choose a category")
             await ann.line("2")
@@ -228,6 +233,7 @@ async def test_crash_mid_summon_then_restart_reveals_the_same_word(server, tmp_p
         async with robots(server.url, room, specs) as (bob, cat):
             await ann.wait(lambda s: len(s.view.players) == 3)
             ann.type("s")
+            ann.type("y")  # the host is asked first
             await ann.wait(phase_is("choose"))
             await ann.line("1")
             await ann.wait(lambda s: s.view.phase == "spell" and s.view.turn == 0)
@@ -262,6 +268,7 @@ async def test_connection_loss_banner_reconnects_and_keeps_the_typed_text(server
         async with robots(server.url, room, [dict(name="Bob"), dict(name="Cat")]) as (bob, _):
             await ann.wait(lambda s: len(s.view.players) == 3)
             ann.type("s")
+            ann.type("y")  # the host is asked first
             await ann.wait(phase_is("choose"))
             ann.type("1")  # typed, not yet sent
             await ann.idle()
@@ -402,6 +409,7 @@ async def test_the_client_keeps_each_deals_commitment_and_its_own_share_as_logge
         async with robots(server.url, s.room, specs):
             await ann.wait(lambda s: len(s.view.players) == 3)
             ann.type("s")
+            ann.type("y")  # the host is asked first
             await ann.wait(phase_is("choose"), what="the game to start")
             (log,) = server.config.replays.glob("*.jsonl")
             deal = read_log(log).records[0].data["deal"]

@@ -19,7 +19,7 @@ from screencheck import problems
 from test_client_session import Harness, players, spells, view
 
 from conjure.client import screen
-from conjure.client.inputs import CHOOSE_SEEN, HOST_QUITS
+from conjure.client.inputs import CHOOSE_SEEN, HOST_QUITS, SETTINGS_FOR_CREATE, pasted_line
 from conjure.client.session import CHAT_BACK, Session
 from conjure.client.statefile import StateDir
 from conjure.client.textfit import cells, shorten, wrap, wrap_items
@@ -47,6 +47,7 @@ from conjure.protocol.messages import (
     Seated,
     SendChat,
     SkipPlayer,
+    StartGame,
     Update,
     Watch,
 )
@@ -1143,6 +1144,85 @@ def test_the_lobbys_too_few_players_refusal_goes_once_more_have_joined(tmp_path)
     assert s.status is None
 
 
+def test_the_host_is_asked_before_s_starts_the_game(tmp_path):
+    """Seen: a host typed "sure" in the lobby (no Enter) and its s started the game before the
+    friends had come; "help" typed there opened the settings with its e, and "lp" answered
+    their first question. The start is asked first, and the rest of a mistyped burst does
+    nothing."""
+    now = [0.0]
+    h = Harness(tmp_path, clock=lambda: now[0])
+    s = h.session
+    h.show(view("lobby", players=players()[:3], round=0))
+    for k in "sure":
+        s.key(k)
+        now[0] += 0.15
+    assert h.sent == [] and s.sub == ("start",)
+    assert s.prompt() == "Start the game now, with these 3 players? y/n: "
+    assert s.status is not None and s.status[1].startswith("Press y to start the game")
+    now[0] += 1.5
+    s.key("n")
+    assert h.sent == [] and s.sub == () and s.status == ("info", "Not started: the room waits.")
+    s.key("s")
+    s.key("escape")
+    assert s.sub == () and s.prompt().startswith("Lobby: s=start")
+    s.key("s")
+    s.key("y")
+    assert h.sent == [StartGame()]
+    h2 = Harness(tmp_path / "2", clock=lambda: now[0])
+    h2.show(view("lobby", players=players()[:3], round=0))
+    for k in "help":
+        h2.session.key(k)
+        now[0] += 0.15
+    assert h2.session.form is None and h2.sent == []
+    assert "does nothing in the lobby" in h2.session.status[1]
+
+
+def test_esc_leaves_the_settings_unchanged_and_says_what_the_new_rooms_questions_are(tmp_path):
+    """The help says "Esc: cancel a choice", yet a host who opened the settings had to answer
+    all six questions to get out (seen)."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("lobby", players=players()[:3], round=0))
+    s.key("e")
+    assert s.form is not None and s.prompt().startswith("Variant:")
+    s.submit("2")
+    s.key("escape")
+    assert s.form is None and h.sent == []
+    assert s.status == ("info", "Settings unchanged.")
+    assert s.prompt().startswith("Lobby: s=start")
+    new, _ = fresh(tmp_path / "new", name="Ann", create=True)
+    new.on_connected()
+    assert new.form is not None and new.form.for_create
+    new.key("escape")
+    assert new.form is not None and new.status == ("warn", SETTINGS_FOR_CREATE)
+    assert cells(SETTINGS_FOR_CREATE) <= 80
+
+
+@pytest.mark.parametrize("typed", ["?", "5", "!!", "help", "quit", "Exit"])
+def test_a_word_with_no_letters_or_a_command_typed_as_a_word_is_asked_about(tmp_path, typed):
+    """Seen: "?" and "5" went out as spell words and "!!" and "help" were locked in as secret
+    words, all without a question (while "🚀" was asked about), and "quit" was asked about as
+    a typo of "suit" with no word of Ctrl-Q."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", turn=0))
+    assert s.submit(typed) is True and h.sent == []
+    assert s.confirm_word == typed and s.status is not None
+    if typed.casefold() in ("?", "help", "quit", "exit"):
+        said = f"'{typed}' would be sent as your word: for help press F1, to quit Ctrl-Q."
+        assert s.status[1] == said
+    else:
+        assert s.status[1] == f"'{typed}' has no letters: it matches only the very same text."
+    assert cells(s.status[1]) <= 80
+    s.key("y")
+    assert [m.word for m in h.sent] == [typed]
+
+
+def test_a_pasted_block_of_lines_is_one_line_to_mend_before_enter():
+    assert pasted_line("kettle\r\nspoon\n\n  fork \n") == "kettle spoon fork"
+    assert pasted_line("moon") == "moon" and pasted_line("\n\n") == ""
+
+
 def test_an_unknown_command_is_said_and_leaves_the_line_empty(tmp_path):
     """Seen at 80x24: '/foo' stayed on the line and the next command typed was glued to it
     ("Unknown command /foo/say")."""
@@ -1223,7 +1303,8 @@ def test_a_same_thing_proposal_only_you_would_vote_on_asks_first(tmp_path):
 
 def test_removing_a_player_from_the_lobby_asks_first(tmp_path):
     """Seen at 80x24: k and one wrong digit removed a friend at once."""
-    h = Harness(tmp_path)
+    now = [0.0]
+    h = Harness(tmp_path, clock=lambda: now[0])
     s = h.session
     h.show(view("lobby", round=0))
     s.key("k")
@@ -1231,6 +1312,9 @@ def test_removing_a_player_from_the_lobby_asks_first(tmp_path):
     assert h.sent == [] and s.prompt() == "Remove Bob (board 2) from the room? y/n: "
     s.key("x")
     assert h.sent == [] and s.status[1].startswith("Press y to remove them")
+    s.key("y")  # right after the refused key: the rest of a mistyped burst, not an answer
+    assert h.sent == [] and s.sub == ("kick", 1)
+    now[0] += 1.5
     s.key("n")
     assert h.sent == [] and s.sub == ()
     for key in ("k", "2", "y"):

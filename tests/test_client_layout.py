@@ -103,6 +103,7 @@ async def test_every_phase_fits_80x24(start_server, tmp_path, variant, n):
             await ann.wait(lambda s: len(s.view.players) == n, what=f"{n} seated")
             await look(ann, words, "lobby")
             ann.type("s")
+            ann.type("y")  # the host is asked first
             await ann.wait(phase_is("choose"))
             await look(ann, words, "choose")
             await ann.line("1")

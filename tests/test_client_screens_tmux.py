@@ -177,6 +177,8 @@ async def test_a_round_read_as_a_person_would(server_url, tmp_path):
             bob, cat = bots[0].c, bots[1].c
             await term.wait("5 players seated")
             term.type("s")
+            await term.wait("Start the game now, with these 5 players? y/n:")
+            term.type("y")
             screen = await term.wait("Choose a category (1-5):", "Categories on the table")
             assert "★ = the points a match scores" in screen
             term.line("1")
@@ -281,6 +283,7 @@ async def test_text_for_a_closed_summon_never_becomes_a_command(server_url, tmp_
         async with robots(url, room, specs):
             await term.wait("3 players seated")
             term.type("s")
+            term.type("y")  # the host is asked first
             await term.wait("Choose a category")
             term.line("1")
             await term.wait("Your spell word:")

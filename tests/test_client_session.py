@@ -530,6 +530,7 @@ def test_slash_commands(h):
     assert h.session.submit("/bogus") and "Unknown command /bogus" in h.session.status[1]
     h.show(view("lobby"))
     h.session.key("s")
+    h.session.key("y")
     assert h.sent[-1] == StartGame()
 
 
@@ -866,7 +867,7 @@ def test_a_word_with_a_symbol_is_asked_about_for_it_matches_only_itself(h):
     s = h.session
     h.show(view("spell", turn=0))
     assert s.submit("🚀") is True and h.sent == []
-    assert s.status == ("warn", "'🚀' has no letters: it matches only the very same symbols.")
+    assert s.status == ("warn", "'🚀' has no letters: it matches only the very same text.")
     s.key("n")
     assert s.settle_input("") == "🚀"
     h.show(view("commit"))

@@ -162,6 +162,7 @@ async def test_a_whole_round_in_tmux_with_a_crash_mid_summon(server_process, tmp
         async with robots(url, room, specs) as (bob, cat):
             await tmux.wait("Bob", "Cat", "3 players seated")
             tmux.type("s")
+            tmux.type("y")  # the host is asked first
             await tmux.wait("Choose a category (1-3):", "Categories on the table")
             tmux.line("1")
             await tmux.wait("Your spell word:")
@@ -174,6 +175,12 @@ async def test_a_whole_round_in_tmux_with_a_crash_mid_summon(server_process, tmp
             await tmux.wait("Crystals ready for: hydrogen, rocket")
             tmux.keys("Enter")
             await tmux.wait("Your summoning word:")
+            # A pasted block of lines is one line in the input, cleared whole by Ctrl-U (its
+            # line breaks made every Enter a refusal, and Ctrl-U cleared one line of it).
+            tmux.run("set-buffer", "kettle\nspoon\nfork")
+            tmux.run("paste-buffer", "-p", "-t", tmux.target)
+            await tmux.wait("Your summoning word: kettle spoon fork")
+            tmux.keys("C-u")
             tmux.line("rocket ship")
             await tmux.wait("it would be invalid, -3", "anyway? y = yes, n = change it")
             tmux.type("n")  # no: the word comes back to the input line, to be changed

@@ -208,6 +208,8 @@ def two_runs(tmp_path: Path, old_log: Path, old_size: int) -> None:
         room = re.search(r"room ([A-Z]{4})", screen)
         assert room is not None, screen
         tmux(sock, "send-keys", "-t", "play", "s")
+        wait_screen(sock, "Start the game now, with these 4 players? y/n")
+        tmux(sock, "send-keys", "-t", "play", "y")
         wait_screen(sock, "round 1/4", "Choose a category")
         out = quit_and_read(sock)
         assert old_log.stat().st_size > old_size  # the older game was written to meanwhile ...
