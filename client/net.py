@@ -87,10 +87,11 @@ class Connection:
                     reason = "dropped"
             except (Exception, BaseExceptionGroup) as exc:
                 if isinstance(exc, BaseExceptionGroup):
-                    cancelled, _rest = exc.split(trio.Cancelled)
-                    if cancelled is not None:
-                        # Being cancelled (the screen closed) wins over a close that raced it.
-                        raise cancelled from None
+                    _errors, passing = exc.split(Exception)
+                    if passing is not None:
+                        # Being cancelled (the screen closed) wins over a close that raced it,
+                        # and so does a KeyboardInterrupt: neither is a lost connection.
+                        raise passing from None
                 reason = describe(exc)
                 exc_seen = exc
                 if refused(exc) is not None or _other_protocol(exc):

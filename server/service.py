@@ -383,15 +383,16 @@ class GameServer:
                 return
 
     def _contain(self, exc: BaseException, conn: Connection | None) -> None:
-        """Swallow this connection's failures; let cancellation (and only it) through."""
-        if isinstance(exc, trio.Cancelled):
-            raise exc
+        """Swallow this connection's failures (errors); let the rest through: cancellation, and
+        a KeyboardInterrupt or SystemExit that reached this connection's task (Trio raises
+        Ctrl-C in whichever task runs), which a server told to stop must not take for a
+        connection's failure."""
         if isinstance(exc, BaseExceptionGroup):
-            cancelled, rest = exc.split(trio.Cancelled)
-            if rest is not None:
-                self._report(rest, conn)
-            if cancelled is not None:
-                raise cancelled
+            errors, passing = exc.split(Exception)
+            if errors is not None:
+                self._report(errors, conn)
+            if passing is not None:
+                raise passing
             return
         if isinstance(exc, Exception):
             self._report(exc, conn)

@@ -95,6 +95,26 @@ async def test_resets_right_after_the_handshake_do_not_end_the_server(start_serv
     await honest_game_starts(server)
 
 
+def test_ctrl_c_that_lands_in_a_connections_task_is_not_taken_for_its_failure(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Trio raises Ctrl-C in whichever task runs: in a connection's task it came out of the
+    connection's nursery inside a group, and the server logged it as that connection's error
+    and went on serving. Only errors are a connection's; the rest goes on up, alone."""
+    from conjure.server.config import ServerConfig
+    from conjure.server.service import GameServer
+
+    srv = GameServer(ServerConfig(host="127.0.0.1", port=0, replays=tmp_path))
+    group = BaseExceptionGroup("connection", [ValueError("a bug"), KeyboardInterrupt()])
+    with caplog.at_level(logging.ERROR), pytest.raises(BaseExceptionGroup) as info:
+        srv._contain(group, None)
+    assert [type(e) for e in info.value.exceptions] == [KeyboardInterrupt]
+    assert "a bug" in caplog.text  # the error is still reported as the connection's
+    with pytest.raises(KeyboardInterrupt):
+        srv._contain(KeyboardInterrupt(), None)
+    srv._contain(BaseExceptionGroup("gone", [ConnectionResetError()]), None)  # swallowed
+
+
 def test_addresses_whose_rooms_closed_within_a_minute_are_forgotten_in_time():
     """An attacker's run: 30 addresses each created a room and left it at once; the book still
     held them all long after, since each was last looked at inside its creation's minute."""

@@ -5,10 +5,12 @@ refused join handed to the session without a reconnect, and sockets closed whoev
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import random
 import socket
 import warnings
+from collections.abc import AsyncIterator
 from functools import partial
 from pathlib import Path
 
@@ -220,6 +222,40 @@ async def wait_for(session: FakeSession, pred) -> None:
     with trio.fail_after(10):
         while not pred():
             await session.arrived.wait()
+
+
+def interrupted_while_connecting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """``wire.connect`` as it fails when Ctrl-C lands inside its nursery: a group holding a
+    KeyboardInterrupt. Counts the tries."""
+    tries: list[int] = []
+
+    @contextlib.asynccontextmanager
+    async def connect(*args: object, **kwargs: object) -> AsyncIterator[wire.Link]:
+        tries.append(1)
+        await trio.lowlevel.checkpoint()
+        raise BaseExceptionGroup("connecting", [KeyboardInterrupt()])
+        yield  # (unreachable: an async generator all the same)
+
+    monkeypatch.setattr(wire, "connect", connect)
+    return tries
+
+
+async def test_ctrl_c_while_connecting_stops_the_client_and_the_bot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A KeyboardInterrupt inside the connection's nursery came out in a group, was taken for a
+    lost connection, and the bot went on retrying (`conjure bot`'s Ctrl-C, a flaky test)."""
+    from conjure.client.bots.player import Bot, BotOptions, NamePool
+
+    tries = interrupted_while_connecting(monkeypatch)
+    s = GivingUpSession(StateDir(tmp_path / "state"), [])
+    with trio.fail_after(5), pytest.raises(BaseExceptionGroup) as info:
+        await connection(s, "ws://127.0.0.1:9", tries=3).run()
+    assert info.group_contains(KeyboardInterrupt) and tries == [1] and s.lost == []
+    bot = Bot(BotOptions(url="ws://127.0.0.1:9", room="ABCD", log=lambda line: None), NamePool())
+    with trio.fail_after(5), pytest.raises(BaseExceptionGroup) as info:
+        await bot.run()
+    assert info.group_contains(KeyboardInterrupt) and tries == [1, 1]
 
 
 async def test_net_gives_up_on_a_closed_port_and_tries_again_when_asked(tmp_path: Path):
