@@ -14,7 +14,7 @@ import tomllib
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
@@ -53,6 +53,37 @@ def clean_card_text(text: str) -> str:
     return " ".join(text.split())
 
 
+def _shape_problem(doc: dict[str, Any]) -> str | None:
+    """What is wrong with a deck file's tables, said as a person writes them: cards counted
+    from 1, a field by its name (a newcomer met "Expected `str` of length <= 60 - at
+    `$.card[3].text`" for their fourth card's long name)."""
+    extra = sorted(k for k in doc if k != "card")
+    if extra:
+        return f"unknown key {extra[0]!r}: a deck holds only [[card]] tables"
+    cards = doc.get("card")
+    if not isinstance(cards, list) or not cards:
+        return "the deck has no cards (each is a [[card]] table with a text and stars)"
+    for i, card in enumerate(cards, 1):
+        if not isinstance(card, dict):
+            return f"card {i} is not a [[card]] table"
+        extra = sorted(k for k in card if k not in ("text", "stars"))
+        if extra:
+            return f"card {i} has an unknown key {extra[0]!r} (a card has a text and stars)"
+        text, stars = card.get("text"), card.get("stars")
+        if not isinstance(text, str):
+            return f'card {i} needs a text in quotes (text = "Vehicle")'
+        if not text.strip():
+            return f"card {i} has an empty text"
+        if len(text) > MAX_CARD_TEXT:
+            return (
+                f"card {i}'s text has {len(text)} characters; a category has at most "
+                f"{MAX_CARD_TEXT} ({text[:24]!r}…)"
+            )
+        if isinstance(stars, bool) or not isinstance(stars, int) or not 1 <= stars <= 3:
+            return f"card {i} needs stars = 1, 2 or 3 (found {stars!r})"
+    return None
+
+
 def parse_deck(raw: bytes | str, source: str = "deck") -> tuple[Card, ...]:
     """Parse a TOML deck; raise DeckError naming ``source`` and the offending card."""
     if isinstance(raw, bytes):
@@ -64,9 +95,11 @@ def parse_deck(raw: bytes | str, source: str = "deck") -> tuple[Card, ...]:
         doc = tomllib.loads(raw)
     except tomllib.TOMLDecodeError as exc:
         raise DeckError(f"{source}: not valid TOML ({exc})") from None
+    if problem := _shape_problem(doc):
+        raise DeckError(f"{source}: {problem}")
     try:
         deck = msgspec.convert(doc, _DeckFile)
-    except msgspec.ValidationError as exc:
+    except msgspec.ValidationError as exc:  # (what ``_shape_problem`` does not word itself)
         raise DeckError(f"{source}: {exc}") from None
     for i, c in enumerate(deck.card, 1):
         if problem := card_text_problem(c.text, f"card {i}'s text"):

@@ -850,6 +850,40 @@ def test_T4_cards_have_text_and_one_to_three_stars_and_custom_decks_load(tmp_pat
             parse_deck(bad, "custom")
 
 
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        (
+            '[[card]]\ntext = "A"\nstars = 1\n[[card]]\ntext = "B"\nstars = 1\n'
+            '[[card]]\ntext = "C"\nstars = 1\n[[card]]\ntext = "' + "x" * 73 + '"\nstars = 2\n',
+            "card 4's text has 73 characters; a category has at most 60 ('xxxxxxxxxxxxxxxxxxxxxxxx'…)",
+        ),
+        ('[[card]]\ntext = "Vehicle"\nstars = 4\n', "card 1 needs stars = 1, 2 or 3 (found 4)"),
+        ('[[card]]\ntext = "Vehicle"\n', "card 1 needs stars = 1, 2 or 3 (found None)"),
+        ('[[card]]\ntext = "Vehicle"\nstars = "2"\n', "card 1 needs stars = 1, 2 or 3 (found '2')"),
+        (
+            '[[card]]\nname = "Vehicle"\nstars = 1\n',
+            "card 1 has an unknown key 'name' (a card has a text and stars)",
+        ),
+        ("[[card]]\ntext = 7\nstars = 1\n", 'card 1 needs a text in quotes (text = "Vehicle")'),
+        ('[[card]]\ntext = "  "\nstars = 1\n', "card 1 has an empty text"),
+        ("card = 3", "the deck has no cards (each is a [[card]] table with a text and stars)"),
+        (
+            'title = "mine"\n[[card]]\ntext = "A"\nstars = 1\n',
+            "unknown key 'title': a deck holds only [[card]] tables",
+        ),
+    ],
+)
+def test_a_deck_files_mistake_is_said_as_a_person_wrote_it(toml: str, said: str) -> None:
+    """A newcomer's fourth card with a 73-character name: "Expected `str` of length <= 60 - at
+    `$.card[3].text`", counted from 0 and in the validator's words."""
+    from conjure.protocol.deck import DeckError, parse_deck
+
+    with pytest.raises(DeckError) as info:
+        parse_deck(toml, "my.toml")
+    assert str(info.value) == f"my.toml: {said}"
+
+
 def test_S6_a_scored_round_starts_the_next_one():
     t = Table(4)
     t.play_round(
