@@ -373,6 +373,23 @@ def test_vote_reasons_read_naturally() -> None:
     assert " a A" not in reason and " a a" not in reason
 
 
+def test_a_bot_does_not_speak_for_a_category_it_does_not_know_as_if_it_did() -> None:
+    """Seen in a game of the host's own categories: the bots said "I don't know this category
+    well", guessed "basketball" for Board Games, and then rejected the challenge with
+    '"basketball" is one of the Board Games'."""
+    bot = Brain(0)
+    assert resolve("Board Games").how == "deck-head"  # the deck's games, ranked by "board"
+    reasons = [
+        bot.vote("category", word, category=category)
+        for word, category in (("basketball", "Board Games"), ("chef", "Things in a Kitchen"))
+    ]
+    assert reasons == [
+        (False, '"basketball" may be one of the Board Games: I know this category only roughly'),
+        (False, '"chef" may be one of the things in a Kitchen: I know this category only roughly'),
+    ]
+    assert bot.vote("category", "cow", category="Animal")[1] == '"cow" is an animal'
+
+
 def test_custom_category_head_nouns_take_the_sense_the_text_suggests(data: brain.Data) -> None:
     drawer = resolve("Things in a kitchen drawer")
     top = {data.words[i] for i in drawer.members[:50]}

@@ -54,13 +54,20 @@ def _vote_category(word: str, category: str) -> tuple[bool, str]:
     data = load_data()
     cat = resolve(category)
     kind = _category_phrase(category)
+    # Only a category of the game's deck is one the bot knows member by member; of any other
+    # ("Board Games": the deck's games, ranked by "board") it does not speak as if it did: it
+    # defended its own wild guesses ('"basketball" is one of the Board Games'; seen).
+    if cat.how == "deck":
+        member = f'"{word}" is {kind}'
+    else:
+        member = f'"{word}" may be {kind}: I know this category only roughly'
     i = _lookup(word)
     if i is not None and i in set(cat.members.tolist()):
-        return False, f'"{word}" is {kind}'
+        return False, member
     if cat.how in ("hypernym", "deck-head") and i is not None:
         head = _lookup(_content_tokens(category)[-1]) if _content_tokens(category) else None
         if head is not None and head in data.ancestors(i):
-            return False, f'"{word}" is {kind}'
+            return False, member
     v = _vector(word)
     if v is None or cat.vec is None:
         return False, f'I cannot tell whether "{word}" is {kind}'
