@@ -23,7 +23,6 @@ Each append's failure is reported to that append alone, as :class:`AppendFailed`
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import errno
 import logging
@@ -249,7 +248,6 @@ class GroupSync:
 
     def _drain(self) -> None:
         """A worker: make every waiting append durable, batch after batch, until none waits."""
-        _as_batch()
         while True:
             with self._lock:
                 jobs, self._pending = self._pending, []
@@ -267,34 +265,6 @@ class GroupSync:
         """Back in Trio: wake every task of a batch with its own job's outcome."""
         for (_fd, _data, _device, task), result in zip(jobs, results, strict=True):
             trio.lowlevel.reschedule(task, result)
-
-
-#: Linux's batch scheduling policy (None where the OS lacks it).
-_SCHED_BATCH: int | None = getattr(os, "SCHED_BATCH", None)
-#: Whether this thread was put under ``SCHED_BATCH`` already (or found it could not be).
-_thread_policy = threading.local()
-
-
-def _as_batch() -> None:
-    """Put the calling worker thread under ``SCHED_BATCH`` for good (once per thread).
-
-    Why: the event loop's thread wakes a worker for each batch of appends, and the kernel's
-    wake-up preemption then often gave the woken worker the loop's core at once: the loop
-    stopped in the middle of a room's step until the worker, wanting the interpreter's lock,
-    slept again and the core came back, 0.5-8 ms about 300 times in 30 s at 300 paced rooms
-    (docs/PERFORMANCE.md). A batch thread never preempts the thread that woke it, and keeps its
-    share of the CPU. The policy stays with the thread when it goes back to Trio's cache, as
-    it must to spare the wake that hands it the next batch; every other job this process gives
-    that cache is disk I/O too (opening and reopening logs, reading ``replays/``), none of which
-    needs a core the moment it wakes.
-    """
-    if getattr(_thread_policy, "set", False):
-        return
-    _thread_policy.set = True
-    if _SCHED_BATCH is None:
-        return
-    with contextlib.suppress(OSError):  # not allowed here (a seccomp filter, say): as it was
-        os.sched_setscheduler(0, _SCHED_BATCH, os.sched_param(0))
 
 
 def _after_drain(result: outcome.Outcome) -> None:

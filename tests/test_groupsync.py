@@ -314,58 +314,6 @@ async def test_a_failed_write_is_reported_as_a_write_failure(tmp_path: Path) -> 
     os.close(fd)
 
 
-needs_batch = pytest.mark.skipif(
-    not hasattr(os, "SCHED_BATCH"), reason="the batch scheduling policy is Linux's"
-)
-
-
-@needs_batch
-async def test_a_worker_writes_as_a_batch_thread_and_stays_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Waking a worker must not cost the event loop its core: the kernel's wake-up preemption
-    spares the waker only when the woken thread is a batch thread, so a worker stays one, for
-    the wake that hands it its next batch too. The event loop's own thread is left alone."""
-    seen: list[tuple[int, int]] = []
-    real_write = groupsync._write
-
-    def write(fd: int, data: bytes) -> None:
-        seen.append((threading.get_native_id(), os.sched_getscheduler(0)))
-        real_write(fd, data)
-
-    monkeypatch.setattr(groupsync, "_write", write)
-    (fd,) = open_logs(tmp_path, 1)
-    await group_sync().append(fd, b"one\n")
-    await group_sync().append(fd, b"two\n")
-    os.close(fd)
-    assert [policy for _worker, policy in seen] == [os.SCHED_BATCH, os.SCHED_BATCH]
-    for worker, _policy in seen:
-        assert os.sched_getscheduler(worker) == os.SCHED_BATCH  # idle in Trio's cache
-    assert os.sched_getscheduler(0) == os.SCHED_OTHER
-
-
-@needs_batch
-def test_a_worker_refused_the_batch_policy_works_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(pid: int, policy: int, param: os.sched_param) -> None:
-        raise PermissionError(errno.EPERM, "not here")
-
-    monkeypatch.setattr(os, "sched_setscheduler", refuse)
-    found: list[object] = []
-
-    def worker() -> None:  # a new thread, as a worker's first batch finds it
-        try:
-            groupsync._as_batch()
-            groupsync._as_batch()
-        except Exception as exc:  # what the worker would have died of
-            found.append(exc)
-        found.append(os.sched_getscheduler(0))
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    thread.join()
-    assert found == [os.SCHED_OTHER]
-
-
 async def test_an_append_cannot_be_cancelled_once_issued(tmp_path: Path) -> None:
     """Once bytes are handed to the worker their fate must be known: cancelling waits for it."""
     (fd,) = open_logs(tmp_path, 1)
