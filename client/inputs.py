@@ -464,28 +464,13 @@ class Inputs(Prompts):
             self.sub = ("kick", seat)  # asked first: one wrong digit removed a friend
             return
         if self.sub and self.sub[0] == "kick":
-            if key.lower() == "y":
-                seat = self.sub[1]
-                self.sub = ()
-                self._need_connection()
-                self.send(KickPlayer(seat=seat))
-            elif key.lower() == "n":
-                self.sub = ()
-                self.say("info", "Nobody removed.")
-            else:
-                raise Refused("Press y to remove them, or n (or Esc) to keep them.")
+            ask = "Press y to remove them, or n (or Esc) to keep them."
+            self._lobby_answer(key, KickPlayer(seat=self.sub[1]), None, "Nobody removed.", ask)
             return
         if self.sub == ("start",):
-            if key.lower() == "y":
-                self.sub = ()
-                self._need_connection()
-                self.send(StartGame())
-                self.say("info", "Starting the game…")
-            elif key.lower() == "n":
-                self.sub = ()
-                self.say("info", "Not started: the room waits.")
-            else:
-                raise Refused("Press y to start the game, or n (or Esc) to wait.")
+            ask = "Press y to start the game, or n (or Esc) to wait."
+            done, kept = "Starting the game…", "Not started: the room waits."
+            self._lobby_answer(key, StartGame(), done, kept, ask)
             return
         if key == "s":  # asked first: a host typing "sure" in the lobby started the game
             self._need_connection()
@@ -503,6 +488,23 @@ class Inputs(Prompts):
                 f"{key!r} does nothing in the lobby: s starts the game, e changes the settings, "
                 "k removes a player."
             )
+
+    def _lobby_answer(
+        self, key: str, yes: ClientMsg, done: str | None, kept: str, ask: str
+    ) -> None:
+        """The host's answer to a question of the lobby: y sends ``yes`` (and says ``done``), n
+        says ``kept``; any other key is refused with ``ask``."""
+        if key.lower() == "y":
+            self.sub = ()
+            self._need_connection()
+            self.send(yes)
+            if done is not None:
+                self.say("info", done)
+        elif key.lower() == "n":
+            self.sub = ()
+            self.say("info", kept)
+        else:
+            raise Refused(ask)
 
     def _board_number(self, text: str) -> int:
         if text == "enter":  # Enter on its own, while a board number is asked
