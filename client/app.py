@@ -159,6 +159,12 @@ class ClientApp:
                 self.settle()
                 event.app.invalidate()
 
+        @kb.add("c-u", eager=True)
+        def _clear(event) -> None:
+            # The help says "Ctrl-U: clear it": the whole line, wherever the cursor is (the
+            # editor's own Ctrl-U kept what stood right of the cursor; seen by a newcomer).
+            self.buffer.text = ""
+
         @kb.add("enter", eager=True)
         def _enter(event) -> None:
             text = self.buffer.text

@@ -405,9 +405,10 @@ class Inputs(Prompts):
             self._keys_ignored_until = 0.0  # a deliberate key: the mistyped burst is over
             if self.confirm_word is not None:
                 self.draft = self.confirm_word  # back in the input line, to change it
+            kept = "Not started: the room waits." if self.sub == ("start",) else None
             self.sub = ()
             self.confirm_word = None
-            self.status = None
+            self.status = None if kept is None else ("info", kept)  # (n says the same)
             return
         if not self.wants_keys():
             return

@@ -392,6 +392,8 @@ class Prompts(TableState):
                 parts.append("Esc cancel")
         elif not self.asks_nothing():
             parts.append("Enter send")
+            if self.form is not None and not self.form.for_create:
+                parts.append("Esc leave")  # the settings, unchanged (a newcomer could not tell)
         parts.append("^Q quit")
         if self.overlay is None:
             if self.joined and not self.spectator and self.ended is None and not asking:

@@ -1165,6 +1165,7 @@ def test_the_host_is_asked_before_s_starts_the_game(tmp_path):
     s.key("s")
     s.key("escape")
     assert s.sub == () and s.prompt().startswith("Lobby: s=start")
+    assert s.status == ("info", "Not started: the room waits.")  # Esc says what n says
     s.key("s")
     s.key("y")
     assert h.sent == [StartGame()]
@@ -1185,6 +1186,7 @@ def test_esc_leaves_the_settings_unchanged_and_says_what_the_new_rooms_questions
     h.show(view("lobby", players=players()[:3], round=0))
     s.key("e")
     assert s.form is not None and s.prompt().startswith("Variant:")
+    assert "Esc leave" in s.key_help()  # said where the keys are listed
     s.submit("2")
     s.key("escape")
     assert s.form is None and h.sent == []

@@ -180,7 +180,8 @@ async def test_a_whole_round_in_tmux_with_a_crash_mid_summon(server_process, tmp
             tmux.run("set-buffer", "kettle\nspoon\nfork")
             tmux.run("paste-buffer", "-p", "-t", tmux.target)
             await tmux.wait("Your summoning word: kettle spoon fork")
-            tmux.keys("C-u")
+            tmux.keys("Left", "Left", "Left", "Left", "Left", "C-u")  # the whole line, not its left
+            await tmux.wait("Your summoning word:\n")  # the prompt, and nothing after it
             tmux.line("rocket ship")
             await tmux.wait("it would be invalid, -3", "anyway? y = yes, n = change it")
             tmux.type("n")  # no: the word comes back to the input line, to be changed
