@@ -59,7 +59,7 @@ from conjure.server.rules.evolve import evolve
 from conjure.server.rules.legacy import upgrade
 from conjure.server.rules.legality import first_illegal
 from conjure.server.rules.scoring import RoundResult, RoundSheet, score_round
-from conjure.server.rules.sheet import round_sheet
+from conjure.server.rules.sheet import scored_sheet
 from conjure.server.rules.state import Game
 
 #: Rules versions this program can score. A log naming another one is refused (exit 2).
@@ -1098,9 +1098,8 @@ class _Replay:
         assert r is not None
         r.before, r.recorded = g, e
         try:
-            r.sheet = round_sheet(g)
             # Scored as the game was played: by the house rules its host chose, if any.
-            r.result = score_round(r.sheet, g.setup.house_rules)
+            r.sheet, r.result = scored_sheet(g, g.setup.house_rules)
             if g.setup.house_rules:
                 r.official = score_round(r.sheet)
         except Exception as exc:

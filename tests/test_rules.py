@@ -659,6 +659,29 @@ def conjured_round():
     return t.last_result(), explained
 
 
+def test_a_round_scored_again_from_its_state_is_scored_by_the_rules_asked_for_each_time():
+    """Scoring remembers the last state it scored (an audit scores each round twice); the same
+    state scored by other house rules, or a later state, is scored afresh."""
+    from conjure.server.rules.scoring import score_round
+    from conjure.server.rules.sheet import round_sheet, score_current, scored_sheet
+
+    t = Table(4)
+    t.choose("Vehicle")
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Bob", "Cy", "Dee")
+    t.summon({"Ann": "spaceship", "Bob": "spaceships", "Cy": "zeppelin", "Dee": "Zeppelins"})
+    g = t.g
+    house = ("pairs-per-star",)
+    for rules in ((), house, (), house):
+        assert score_current(g, rules) == score_round(round_sheet(g), rules)
+    assert score_current(g, house).scores[2] != score_current(g).scores[2]  # H3: Cy and Dee
+    sheet, result = scored_sheet(g)
+    assert scored_sheet(g) == (sheet, result)
+    before = g
+    t.done()
+    assert t.g is not before and scored_sheet(before) == (sheet, result)
+
+
 def rules_of(explained, seat):
     return [(p.points, p.rule) for p in explained.reasons[seat]]
 

@@ -49,4 +49,26 @@ def current_checks(g: Game) -> tuple[dict, dict]:
 
 def score_current(g: Game, house: Iterable[str] = frozenset()) -> RoundResult[int]:
     """The round scored as it stands; ``house`` names house rules (protocol.house) to score by."""
-    return score_round(round_sheet(g), house)
+    return scored_sheet(g, house)[1]
+
+
+#: The last round scored: the very state it was scored from, the house rules, the sheet and the
+#: result. Why: an audit scores each round twice from one state object, deciding the round's
+#: end again and then checking the logged score (docs/PERFORMANCE.md). A state is never changed
+#: in place (``evolve``), so the same object means the same round.
+_last_scored: tuple[Game, tuple[str, ...], RoundSheet[int], RoundResult[int]] | None = None
+
+
+def scored_sheet(
+    g: Game, house: Iterable[str] = frozenset()
+) -> tuple[RoundSheet[int], RoundResult[int]]:
+    """The round's sheet as it stands, and its score (``house``: as in :func:`score_current`)."""
+    global _last_scored
+    rules = tuple(house)
+    last = _last_scored
+    if last is not None and last[0] is g and last[1] == rules:
+        return last[2], last[3]
+    sheet = round_sheet(g)
+    result = score_round(sheet, rules)
+    _last_scored = (g, rules, sheet, result)
+    return sheet, result
