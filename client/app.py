@@ -149,8 +149,13 @@ class ClientApp:
 
         kb = KeyBindings()
 
+        # Ctrl-D on an empty line quits too, as it ends a shell (a newcomer pressed it and
+        # nothing happened); on a line with text it keeps the editor's own meaning.
+        empty_line = Condition(lambda: not self.buffer.text)
+
         @kb.add("c-c", eager=True)
         @kb.add("c-q", eager=True)
+        @kb.add("c-d", filter=empty_line, eager=True)
         @kb.add(Keys.SIGINT)
         def _quit(event) -> None:
             if s.request_quit():

@@ -34,6 +34,7 @@ from conjure.client.texts import (
     HELP_SPECTATOR,
     HOWTO,
     HOWTO_SHORT,
+    HOWTO_SHORT_DARK,
     SPELL_WORD,
     SUMMONING_WORD,
     WATCHED_SUMMONING_WORD,
@@ -703,6 +704,8 @@ def lobby_rows(session: Session, width: int = 80) -> list[Row]:
     out = _rows("class:title", f"Lobby: {seated}{watching}", width, 0, "", "  ")
     if session.first_time:
         out += _rows("class:pending", HOWTO_SHORT, width, 1, "  ", "  ")
+        if v.settings.variant == "dark-magic":
+            out += _rows("class:pending", HOWTO_SHORT_DARK, width, 1, "  ", "  ")
     for line in settings_lines(v.settings, yours=session.is_host()):
         out += _rows("", line, width, 2, "  ", "    ")
     # Connected through 127.0.0.1 (make play)? Friends need the LAN address the launcher found.

@@ -56,11 +56,16 @@ HOWTO_SHORT = (
     "spell word (a clue all see), then a secret summoning word: match the conjurer's to "
     "score. F2 shows how to play."
 )
+#: What the lobby adds to it when the room plays Dark Magic (the order above is the standard one).
+HOWTO_SHORT_DARK = (
+    "This room plays Dark Magic: the conjurer writes the secret summoning word first, before "
+    "any spell word, then marks 0 to 4 boards."
+)
 
 HELP: list[str] = [
     "Keys",
     "  Enter: send what you typed. Ctrl-U: clear it. Esc: cancel a choice, close a card.",
-    "  PgUp/PgDn: scroll the table talk, or a card. Ctrl-Q: quit (your seat is kept).",
+    "  PgUp/PgDn: scroll the table talk, or a card. Ctrl-Q (or Ctrl-D on an empty line): quit, your seat kept.",
     "  F1 or /help: this help. F2 or /howto: how to play. F3 or /results: the last results. "
     "F4: the whole panel, when it does not fit.",
     "Crystals (the conjurer): board numbers toggle a crystal; Enter places them.",

@@ -473,3 +473,20 @@ async def test_the_client_keeps_each_deals_commitment_and_its_own_share_as_logge
     found = audit(log, state_dirs=[state])
     assert not found.kinds.get("deal") and len(found.deal_kept) == 1, found.problems
     assert any("was also shown an earlier deal" in n for n in found.notes), found.notes
+
+
+async def test_ctrl_d_on_an_empty_line_quits_and_on_a_line_with_text_does_not(server, tmp_path):
+    """As in a shell: a newcomer's Ctrl-D did nothing at all."""
+    async with HeadlessClient(opts(server, tmp_path, create=True, ask_settings=False)) as ann:
+        await ann.wait(phase_is("lobby"))
+        ann.type("/say hi")
+        await ann.idle()
+        ann.type("\x04")  # Ctrl-D with text on the line: an edit, not a quit
+        await ann.idle()
+        assert ann.client.app.is_running
+        assert ann.client.buffer.text == "/say hi"
+        ann.type(CTRL_U)
+        await ann.idle()
+        ann.type("\x04")  # nobody else seated: quits at once, as Ctrl-Q does
+        await wait_until(lambda: not ann.client.app.is_running, what="the client to quit")
+        assert await ann.stop() == 0

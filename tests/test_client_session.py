@@ -534,6 +534,24 @@ def test_slash_commands(h):
     assert h.sent[-1] == StartGame()
 
 
+def test_a_newcomers_lobby_says_how_the_rooms_variant_goes(tmp_path):
+    """The lobby's first-time lines tell the standard order; a Dark Magic room adds its own."""
+    from conjure.client.screen import lobby_rows
+
+    def lobby_text(variant: str) -> str:
+        h = Harness(tmp_path / variant)
+        h.show(view("lobby", variant=variant))
+        assert h.session.first_time
+        return " ".join(
+            " ".join(p[1] for row in lobby_rows(h.session, 80) for p in row.line).split()
+        )
+
+    standard, dark = lobby_text("standard"), lobby_text("dark-magic")
+    assert "New here?" in standard and "Dark Magic" not in standard
+    assert "New here?" in dark
+    assert "Dark Magic: the conjurer writes the secret summoning word first" in dark
+
+
 def test_host_reseats_the_lobby_with_order(h):
     h.show(view("lobby"))
     assert h.session.submit("/order 2 1 4 3")
