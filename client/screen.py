@@ -620,6 +620,24 @@ def _proposal_text(session: Session, p: ProposalView) -> tuple[str, str, str]:
     return what, f"{verdict} ({yes}-{no})", ("class:ok" if p.carried else "class:dim")
 
 
+def counted_as_one_rows(session: Session, width: int = 80) -> list[Row]:
+    """The words that count as one now (``View.counted_as_one``), so that nobody proposes as
+    the same thing what already is (a newcomer could not tell "zeppelin" and "Zeppelins"
+    were matched until the scores came)."""
+    v = session.view
+    assert v is not None
+    out: list[Row] = []
+    for seats in v.counted_as_one:
+        words = [
+            f"{session.pname(s)} '{p.summon}'"
+            for s in seats
+            if (p := session.player(s)) is not None and p.summon is not None
+        ]
+        if len(words) >= 2:
+            out += _rows("class:ok", "Counted as one: " + ", ".join(words), width, 1, "", "  ")
+    return out
+
+
 def proposal_rows(session: Session, width: int = 80) -> list[Row]:
     v = session.view
     assert v is not None
@@ -913,6 +931,7 @@ def panel_rows(session: Session, width: int = 80) -> list[Row]:
     if v.phase == "review":
         if session.sub and session.sub[0] == "challenge" and len(session.sub) == 2:
             out += challenge_menu(session, session.sub[1], width)
+        out += counted_as_one_rows(session, width)
         out += proposal_rows(session, width)
     hint = _phase_hint(session)
     if hint is not None:

@@ -366,6 +366,9 @@ class View(msgspec.Struct, kw_only=True):
     remaining: float | None = None
     paused: bool = False
     proposals: list[ProposalView] = []
+    #: In the review: the seats whose standing summoning words count as one word as things
+    #: stand (the same word, or ruled the same thing), each group of two or more.
+    counted_as_one: list[list[int]] = []
     results: list[ResultView] = []
     winners: list[int] = []
     spectators: int = 0

@@ -33,7 +33,7 @@ from conjure.protocol.messages import (
 from conjure.protocol.words import normalize
 from conjure.server.lobby import Lobby
 from conjure.server.results import card_view
-from conjure.server.rules.sheet import current_checks
+from conjure.server.rules.sheet import current_standing
 from conjure.server.rules.state import Game
 from conjure.server.wsframes import text_frame
 
@@ -173,17 +173,18 @@ def _remaining(g: Game, now: float | None) -> float | None:
     return max(0.0, round(g.deadline - now, 3))
 
 
-def _checks(g: Game, cache: ViewCache | None) -> tuple[dict, dict]:
-    """(invalid, flags) of the published words; nothing before publication.
+def _checks(g: Game, cache: ViewCache | None) -> tuple[dict, dict, list[list[int]]]:
+    """(invalid, flags, the seats counted as one) of the published words; nothing before
+    publication.
 
     They depend only on what the key holds (the round's words and spells, who takes part, and
     the carried rulings), so a room recomputes them only when one of those changes.
     """
     r = g.round
     if r is None or r.published is None or r.card is None:
-        return {}, {}
+        return {}, {}, []
     if cache is None:
-        return current_checks(g)
+        return current_standing(g)
     key = (
         g.setup.game_id,
         r.number,
@@ -194,7 +195,7 @@ def _checks(g: Game, cache: ViewCache | None) -> tuple[dict, dict]:
         frozenset(g.kicked),
         tuple((p.id, p.kind, p.seats, p.rule, p.carried) for p in r.proposals),
     )
-    return cache.get("checks", key, lambda: current_checks(g))
+    return cache.get("checks", key, lambda: current_standing(g))
 
 
 def _lobby_view(table: Table) -> View:
@@ -227,10 +228,12 @@ def _card_views(g: Game) -> list[CardView]:
     return [c for c in (card_view(g, i) for i in range(len(g.setup.cards))) if c is not None]
 
 
-def _game_view(table: Table, g: Game, checks: tuple[dict, dict], lists: bool = True) -> View:
+def _game_view(
+    table: Table, g: Game, checks: tuple[dict, dict, list[list[int]]], lists: bool = True
+) -> View:
     r = g.round
     published = r.published if r is not None else None
-    invalid, flags = checks
+    invalid, flags, as_one = checks
     players = []
     for p in g.setup.players:
         s = p.seat
@@ -298,6 +301,7 @@ def _game_view(table: Table, g: Game, checks: tuple[dict, dict], lists: bool = T
         remaining=_remaining(g, table.now),
         paused=g.paused,
         proposals=proposals,
+        counted_as_one=[list(c) for c in as_one] if g.phase == "review" else [],
         results=list(table.results) if lists else [],
         winners=list(g.winners),
         spectators=table.spectators,

@@ -484,6 +484,23 @@ def test_review_flows(tmp_path):
     assert h.sent[-1] == ReviewDone()
 
 
+def test_the_review_shows_the_words_that_already_count_as_one(h):
+    """ "space ship" and "spaceship" already match: the panel says so, so nobody proposes them."""
+    published = players(
+        0,
+        Ann={"summon": "spaceship", "valid": True},
+        Bob={"summon": "rocket", "valid": True},
+        Cat={"summon": "space ship", "valid": True},
+        Dan={"summon": "Spaceships", "valid": True},
+    )
+    h.show(view("review", players=published))
+    assert "Counted as one" not in screen.plain(screen.panel(h.session, 80))
+    h.show(view("review", players=published, counted_as_one=[[0, 2, 3]]))
+    panel = " ".join(screen.plain(screen.panel(h.session, 80)).split())
+    assert "Counted as one: Ann 'spaceship', Cat 'space ship', Dan 'Spaceships'" in panel
+    assert panel.index("Counted as one") < panel.index("No challenges or proposals yet")
+
+
 def test_review_commands_as_a_typed_line(h):
     published = players(0, Bob={"summon": "rocket", "valid": True})
     h.show(view("review", players=published))

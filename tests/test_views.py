@@ -105,3 +105,27 @@ def test_lobby_frames_equal_the_built_view() -> None:
     for v in viewers:
         assert DECODE.decode(unframe(frames[v])) == Update(view=build_view(table, None, v), feed=[])
         assert DECODE.decode(unframe(frames[v])).view.you == v  # type: ignore[attr-defined]
+
+
+def test_the_review_says_which_words_count_as_one_as_things_stand() -> None:
+    """Ann and Dee both wrote "lion": one word from the start. The table rules "lion" and "big
+    cat" the same thing: Bob joins them. Nothing counts as one outside the review."""
+    t = Table(4)
+    rulebook_example(t)
+    t.choose("Animal")
+    t.spell_by({"Ann": "stripes", "Bob": "mane", "Cy": "savanna", "Dee": "roar"})
+    t.mark("Cy", "Dee")
+    t.summon({"Ann": "lion", "Bob": "big cat", "Cy": "zebra", "Dee": "Lions"})
+    table = ViewTable(code="ABCD", settings=RoomSettings(), lobby=None, connected=frozenset())
+
+    def as_one(viewer: int | None = 0) -> list[list[int]]:
+        return build_view(table, t.g, viewer).counted_as_one
+
+    assert t.g.phase == "review"
+    assert as_one() == as_one(None) == [[0, 3]]
+    t.run(c.ProposeSame(now=t.now, seat=0, a=0, b=1))
+    assert as_one() == [[0, 3]]  # proposed, not yet carried
+    t.run(c.Vote(now=t.now, seat=2, proposal=0, yes=True, reason="a lion is a big cat"))
+    assert as_one() == [[0, 1, 3]]
+    t.done()
+    assert t.g.phase != "review" and as_one() == []

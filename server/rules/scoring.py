@@ -212,6 +212,14 @@ def _groups(
     return list(classes.values()), links, unused
 
 
+def counted_as_one(sheet: RoundSheet[P], invalid: Mapping[P, object]) -> list[list[P]]:
+    """The players whose standing words count as one word (``_groups``: the same word, or ruled
+    the same thing), each class of two or more, as scoring would group them now; for the table
+    to see during the review, so that nobody proposes as one what already is."""
+    counted = {p: w for p, w in sheet.summon.items() if p in sheet.players and p not in invalid}
+    return [g for g in _groups(sheet, counted)[0] if len(g) >= 2]
+
+
 def _n(k: int, noun: str) -> str:
     return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
 

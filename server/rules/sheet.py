@@ -6,7 +6,13 @@ from collections.abc import Iterable
 
 from conjure.protocol.events import RULE_TEXT
 from conjure.protocol.words import same_word
-from conjure.server.rules.scoring import RoundResult, RoundSheet, check_words, score_round
+from conjure.server.rules.scoring import (
+    RoundResult,
+    RoundSheet,
+    check_words,
+    counted_as_one,
+    score_round,
+)
 from conjure.server.rules.state import Game
 
 
@@ -45,6 +51,14 @@ def round_sheet(g: Game) -> RoundSheet[int]:
 def current_checks(g: Game) -> tuple[dict, dict]:
     """Invalid words and flags as they stand now (automatic checks plus carried challenges)."""
     return check_words(round_sheet(g))
+
+
+def current_standing(g: Game) -> tuple[dict, dict, list[list[int]]]:
+    """:func:`current_checks`, and the seats whose standing words count as one word now
+    (``scoring.counted_as_one``)."""
+    sheet = round_sheet(g)
+    invalid, flags = check_words(sheet)
+    return invalid, flags, counted_as_one(sheet, invalid)
 
 
 def score_current(g: Game, house: Iterable[str] = frozenset()) -> RoundResult[int]:
