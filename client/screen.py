@@ -712,6 +712,14 @@ def cards(session: Session, width: int = 80) -> StyleAndTextTuples:
     return _joined(card_rows(session, width))
 
 
+def shell_lines(command: str, width: int, indent: str, hang: str) -> list[str]:
+    """A command to copy, wrapped on its words: each line but the last ends in a shell's line
+    continuation, so that copied from the terminal as it stands it still runs whole (a join
+    line cut in two at 60 columns ran its first line alone, which made a room of its own)."""
+    pieces = wrap(command, width - 2, indent, hang)
+    return [p + " \\" for p in pieces[:-1]] + pieces[-1:]
+
+
 def lobby_rows(session: Session, width: int = 80) -> list[Row]:
     v = session.view
     assert v is not None
@@ -730,7 +738,7 @@ def lobby_rows(session: Session, width: int = 80) -> list[Row]:
     share = os.environ.get(ENV_SHARE_URL) or session.server
     command = join_command(share, room=v.room)
     lead = "  share: "
-    for i, text in enumerate(wrap(command, width, lead, " " * (len(lead) + 2))):
+    for i, text in enumerate(shell_lines(command, width, lead, " " * (len(lead) + 2))):
         if i == 0:
             out.append(Row([("", lead), ("class:you", text[len(lead) :])]))
         else:
@@ -759,12 +767,12 @@ def left_room_rows(session: Session, width: int = 80) -> list[Row]:
         if v.settings.spectators:
             out += _rows("", "To watch it, quit (Ctrl-Q) and run:", width, 0, "  ")
             here = watch_command(session.server, v.room, program_here())  # (run here)
-            for text in wrap(here, width, "    ", "      "):
+            for text in shell_lines(here, width, "    ", "      "):
                 out.append(Row([("class:you", text)]))
         return out
     out += _rows("", "To play on, quit (Ctrl-Q) and make a room of your own:", width, 0, "  ")
     command = join_command(session.server, name=session.name or "", program=program_here())
-    for text in wrap(command, width, "    ", "      "):
+    for text in shell_lines(command, width, "    ", "      "):
         out.append(Row([("class:you", text)]))
     out += _rows("", "or join another with --room CODE in place of --create.", width, 0, "  ")
     return out

@@ -41,6 +41,7 @@ from conjure.protocol.messages import (
     View,
     WriteSpell,
 )
+from conjure.protocol.wording import join_command
 
 URL = "ws://127.0.0.1:9"
 NAMES = ["Ann", "Bob", "Cat", "Dan"]
@@ -567,6 +568,28 @@ def test_a_newcomers_lobby_says_how_the_rooms_variant_goes(tmp_path):
     assert "New here?" in standard and "Dark Magic" not in standard
     assert "New here?" in dark
     assert "Dark Magic: the conjurer writes the secret summoning word first" in dark
+
+
+@pytest.mark.parametrize("width", [80, 60, 44])
+def test_the_share_line_copied_from_a_narrow_terminal_runs_as_one_command(h, width):
+    """Wrapped, its lines end in a shell's continuation: copied as the terminal shows it, the
+    shell reads one command (its first line alone made a room of its own)."""
+    import shlex
+
+    from conjure.client.screen import lobby_rows
+
+    h.show(view("lobby"))
+    lines = ["".join(p[1] for p in row.line) for row in lobby_rows(h.session, width)]
+    start = next(i for i, line in enumerate(lines) if line.startswith("  share: "))
+    shown = [lines[start].removeprefix("  share: ")]
+    while shown[-1].endswith(" \\"):
+        shown.append(lines[start + len(shown)])
+    assert all(len(line) <= width for line in lines[start : start + len(shown)])
+    if width < 60:
+        assert len(shown) > 1
+    copied = "\n".join(shown)
+    as_the_shell_reads_it = copied.replace("\\\n", "")  # a backslash-newline joins the lines
+    assert shlex.split(as_the_shell_reads_it) == shlex.split(join_command(URL, room="ABCD"))
 
 
 def test_host_reseats_the_lobby_with_order(h):
