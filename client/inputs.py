@@ -173,6 +173,8 @@ class Inputs(Prompts):
             if acting:
                 self._keys_ignored_until = self.clock() + KEYS_PAUSE
             return
+        finally:
+            self._own_move(asked)
         self._past_warning(before, sent, asked)
 
     def _acting_key(self, key: str) -> bool:
@@ -210,8 +212,19 @@ class Inputs(Prompts):
         except Refused as r:
             self.say("warn", str(r))
             return isinstance(r, RefusedCleared)
+        finally:
+            self._own_move(asked)
         self._past_warning(before, sent, asked)
         return used
+
+    def _own_move(self, asked: tuple | None) -> None:
+        """The player's own key or line changed the question (a sequence refused and begun
+        again, a choice made): no change under them, so :meth:`settle_input` leaves what it
+        said alone. (It took a refusal that reset a sequence for a new question, and cleared
+        "You cannot remove yourself." before it was ever drawn: seen by a newcomer.)"""
+        owner = self.prompt_owner()
+        if owner != asked and self._owner == asked:
+            self._owner = owner
 
     def _choosing_unseen(self, text: str) -> bool:
         """A category chosen while a card covers the list of them."""

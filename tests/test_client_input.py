@@ -106,6 +106,34 @@ def test_a_refusal_made_while_waiting_goes_when_the_turn_comes(tmp_path):
     assert s.status is None and s.feed[-1].text == "not sent, it was not your turn: 'hello'"
 
 
+def test_a_refusal_that_ends_a_sequence_of_keys_is_drawn_not_taken_for_a_new_question(tmp_path):
+    """Seen by a newcomer: "s 1 2" (everyone else wrote "flu") and "k 1" (their own board) each
+    ended their sequence with a refusal, and the screen showed nothing: the sequence's end
+    changed the question, and a changed question cleared the status line before it was drawn.
+    Keys go through ``settle_input`` between them, as the app does before each drawing."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("lobby"))
+    s.settle_input("")
+    for k in "k1":
+        s.key(k)
+        assert s.settle_input("") is None
+    assert s.status == ("warn", "You cannot remove yourself.")
+    flu = {"summon": "flu", "valid": True}
+    published = players(0, Ann={"summon": "influenza", "valid": True}, Bob=flu, Cat=flu, Dan=flu)
+    h.show(view("review", players=published))
+    s.settle_input("")
+    for k in "s12":
+        s.key(k)
+        s.settle_input("")
+    assert s.status is not None and s.status[1].startswith("Nobody may vote on that"), s.status
+    assert h.sent == []
+    # A question that changes under the player still clears what was said about the last one.
+    h.show(view("review", players=published, round=2))
+    s.settle_input("")
+    assert s.status is None
+
+
 def test_text_typed_while_waiting_stays_while_the_wait_goes_on(tmp_path):
     """Waiting for the conjurer to choose, then to place the crystals: still nothing asked of
     this player, so what they typed stays; it goes when a question of their own comes."""
