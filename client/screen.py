@@ -1047,11 +1047,21 @@ def middle(session: Session, width: int, height: int) -> Middle:
                 for r in top:
                     if r.prio == most + 1:
                         groups.setdefault(r.group or -id(r), []).append(r)
-                for rows in groups.values():
-                    if len(rows) <= extra:
-                        keep.update(id(r) for r in rows)
-                        extra -= len(rows)
+                waiting = list(groups.values())
+                if sum(len(rows) for rows in waiting) > extra:
+                    extra -= 1  # the line that says more is hidden
+                # In their order, up to the first that does not fit: a later paragraph shown
+                # where an earlier one is not read as the whole (the how-to ended at its step
+                # 5, the scoring gone, with rows to spare: seen by a newcomer).
+                while waiting and len(waiting[0]) <= extra:
+                    rows = waiting.pop(0)
+                    keep.update(id(r) for r in rows)
+                    extra -= len(rows)
                 chosen = [r for r in top if id(r) in keep]
+                hidden = sum(len(rows) for rows in waiting)
+                if hidden and extra >= 0:
+                    more = f"… {hidden} more line{'s' if hidden != 1 else ''}: F4 shows them"
+                    chosen.append(Row([("class:dim", shorten(more, width))]))
             break
     if len(chosen) > budget:
         hidden = len(chosen) - budget + 1

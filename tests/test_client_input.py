@@ -1760,3 +1760,22 @@ def test_a_chat_line_the_server_is_too_busy_for_comes_back_to_the_input(tmp_path
     assert s.status == ("error", CHAT_BACK) and cells(CHAT_BACK) <= 2 * 78
     s.on_message(Error(code="chat_busy", message="You are chatting faster than a player may."))
     assert s.status == ("error", CHAT_BACK)  # a burst's second refusal says the same
+
+
+@pytest.mark.parametrize("height", [24, 20, 16, 12])
+def test_the_first_how_to_play_is_shown_in_order_and_says_when_lines_are_hidden(tmp_path, height):
+    """Seen by a newcomer at 80x24: the how-to before the first join ended at step 5, with rows
+    to spare and no sign that the scoring was left out (a later, shorter paragraph could have
+    shown where an earlier one did not)."""
+    from conjure.client.texts import HOWTO
+
+    s, _sent = fresh(tmp_path, name="Ann", room="ZMQX")
+    assert s.first_time
+    lines = [screen.plain([*line]) for line in screen.middle(s, 80, height).lines]
+    text = " ".join(" ".join(lines).split())
+    shown = [para for para in HOWTO if " ".join(para.split()) in text]
+    assert shown == HOWTO[: len(shown)], "paragraphs in their order, none after a gap"
+    hidden = len(shown) < len(HOWTO)
+    assert hidden == any("more line" in line and "F4" in line for line in lines), lines
+    if height == 24:
+        assert "How to play" in text
