@@ -265,7 +265,6 @@ class Room:
         now = config.clock()
         if game is not None:  # a room loaded from its log: everyone is away
             self.members.away_since = {p.id: now for p in game.setup.players}
-        self.empty_since: float | None = now
         #: Each seat's chat budget (``ServerConfig.chat_rate``): each line reaches every member.
         self._chat: dict[str, Bucket] = {}
         #: Since when no seat has been connected (spectators do not keep a game alive).
@@ -419,12 +418,8 @@ class Room:
                 return
 
     def _note_empty(self) -> None:
-        """Start (or stop) the idle clocks as the last connection goes (or one comes)."""
+        """Start (or stop) the idle clock as the last seat's connection goes (or one comes)."""
         now = self.config.clock()
-        if self.conns or self.watchers:
-            self.empty_since = None
-        elif self.empty_since is None:
-            self.empty_since = now
         if self.conns:
             self.no_player_since = None
         elif self.no_player_since is None:
@@ -450,10 +445,11 @@ class Room:
         return self.config.idle_close
 
     def _idle_since(self) -> float | None:
-        """Since when the room has been idle in the sense of ``_idle_limit``: a lobby with no
-        seat connected (spectators do not hold one open: one spectator from anywhere kept a
-        room past its 90 s; found by review), a finished game's room with nobody at all."""
-        return self.no_player_since if self.lobby is not None else self.empty_since
+        """Since when the room has been idle in the sense of ``_idle_limit``: no seat
+        connected. Spectators do not hold a room open: one spectator from anywhere kept a lobby
+        past its 90 s, and a finished game's room for good, counted against the address that
+        made it (found by reviews)."""
+        return self.no_player_since
 
     def _next_wake(self) -> float:
         times = [math.inf]

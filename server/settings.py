@@ -39,7 +39,7 @@ HELP: dict[str, str] = {
     "hello_timeout": "seconds a new connection has to say hello",
     "roomless_timeout": "seconds a connection may stay in no room",
     "lobby_idle_close": "seconds an empty lobby stays open",
-    "idle_close": "seconds a finished game's room stays open once empty",
+    "idle_close": "seconds a finished game's room stays open once no player is connected",
     "abandon_after": "seconds a started game may have no connected player before it is abandoned",
 }
 LOG_LEVELS = ("debug", "info", "warning", "error")

@@ -384,6 +384,28 @@ async def test_finished_games_are_not_resumed(start_server):
     assert second.report.finished == 1 and not second.rooms
 
 
+async def test_a_spectator_does_not_keep_a_finished_games_room_open(start_server):
+    """Found by review: a stranger watching a finished game kept its room open for good, and
+    the room kept counting against the address that made it (at one room an address, that
+    address could make no other)."""
+    server = await start_server(idle_close=0.5, max_rooms_per_address=1)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], deck()) as table:
+        room = table[0].room
+        async with open_client(server.url, "stranger", source="127.0.0.9") as stranger:
+            await stranger.watch(room)
+            await start_game(table)
+            for _ in range(3):
+                spells = {0: "tree", 1: "rock", 2: "cloud"}
+                await play_round(table, {0: "apple", 1: "apple", 2: "pear"}, spells, [0, 1])
+            await stranger.wait_view(lambda v: v.phase == "over")
+            for c in table:
+                await c.send(m.Leave())
+            await wait_until(lambda: room not in server.rooms, timeout=10, what="the room to close")
+            await stranger.wait_closed()
+    async with open_client(server.url, "Ann") as ann:
+        assert await ann.create(RoomSettings())  # the address may make a room again
+
+
 async def test_deadlines_survive_a_restart(start_server):
     """The spell deadline is logged as an absolute time; after a restart past it, the turn passes."""
     first = await start_server(limit_scale=0.01)  # spell 100 s -> 1 s
