@@ -113,6 +113,8 @@ def check(key: str, value: Any, kind: type, where: str) -> Any:
         raise SettingsError(f"{where}: {key} must be a number")
     if kind is int and not isinstance(value, int):
         raise SettingsError(f"{where}: {key} must be a whole number")
+    if value != value:  # NaN (``float("nan")`` and TOML's ``nan``): no comparison refuses it
+        raise SettingsError(f"{where}: {key} must be a number, not nan")
     if value < 0:
         raise SettingsError(f"{where}: {key} cannot be negative")
     return kind(value)

@@ -54,6 +54,10 @@ def test_a_config_file_sets_limits_and_the_command_line_wins(tmp_path):
         ("max_rooms = 'many'\n", "max_rooms must be a number"),
         ("max_rooms = 2.5\n", "max_rooms must be a whole number"),
         ("address_rate = -1\n", "address_rate cannot be negative"),
+        # nan passes every comparison a limit is checked with: found by review, it closed every
+        # connection right after its welcome (hello_timeout) or kept lobbies open for good
+        ("abandon_after = nan\n", "abandon_after must be a number, not nan"),
+        ("lobby_idle_close = nan\n", "lobby_idle_close must be a number, not nan"),
         ("max_rooms = \n", "is not valid TOML"),
         ("log_level = 'loud'\n", "log_level must be one of"),
     ],
@@ -63,6 +67,11 @@ def test_a_config_file_with_a_mistake_is_refused_with_a_sentence(tmp_path, text,
     conf.write_text(text)
     with pytest.raises(settings.SettingsError, match=says):
         settings.overrides(parse("--config", str(conf)))
+
+
+def test_nan_on_the_command_line_is_refused_with_a_sentence():
+    with pytest.raises(settings.SettingsError, match="--hello-timeout: hello_timeout must be"):
+        settings.overrides(parse("--hello-timeout", "nan"))
 
 
 def test_serve_refuses_a_bad_config_file_before_starting(tmp_path):
