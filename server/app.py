@@ -194,5 +194,14 @@ def run(args: argparse.Namespace) -> int:
         found = first_of(exc, OSError)  # e.g. the address is in use
         if found is None or started:
             raise
+        if found.filename is not None:
+            # A file of the replays folder, not the address (a --replays that names a file was
+            # said as "cannot listen on ...: File exists": found by review).
+            print(
+                f"conjure serve: cannot use the game logs' folder {args.replays}: "
+                f"{found.strerror or found} ({found.filename})",
+                file=sys.stderr,
+            )
+            return 1
         print(f"conjure serve: cannot listen on {args.host}:{args.port}: {found}", file=sys.stderr)
         return 1

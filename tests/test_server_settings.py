@@ -74,6 +74,27 @@ def test_nan_on_the_command_line_is_refused_with_a_sentence():
         settings.overrides(parse("--hello-timeout", "nan"))
 
 
+def test_a_replays_folder_that_is_a_file_is_said_as_such_not_as_an_address(tmp_path):
+    """Found by review: "cannot listen on 127.0.0.1:0: [Errno 17] File exists" for a
+    --replays that named a file; the address was never the problem."""
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n")
+    for replays in (afile, afile / "below"):
+        key = str(tmp_path / "receipt-key.pem")
+        serve = ["serve", "--host", "127.0.0.1", "--port", "0", "--receipt-key", key]
+        out = subprocess.run(
+            [sys.executable, "-m", "conjure.client.cli", *serve, "--replays", str(replays)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == 1
+        assert "cannot listen" not in out.stderr
+        assert f"cannot use the game logs' folder {replays}" in out.stderr, out.stderr
+    assert afile.read_text() == "mine\n"
+
+
 def test_serve_refuses_a_bad_config_file_before_starting(tmp_path):
     conf = tmp_path / "conjure.toml"
     conf.write_text("max_conections = 4\n")
