@@ -99,6 +99,10 @@ JOIN_FIELD: dict[str, JoinField] = {
 }
 
 
+#: Refusals of a join that say "not now" rather than "no": a saved seat is kept through them.
+TRY_LATER = frozenset({"too_many_guesses", "rate_limited"})
+
+
 def host_port(url: str) -> str:
     """'ws://h:1/' -> 'h:1' (for lines that must stay short)."""
     return url.split("://", 1)[-1].rstrip("/")
@@ -420,6 +424,12 @@ class Session(Inputs):
         if not self.joined and self.joining is not None:
             how = self.joining
             self.joining = None
+            if how == "resume" and msg.code in TRY_LATER:
+                # Refused for now, not for good: the saved seat stays, for Enter to try again.
+                self.join_error = text
+                self.join_field = "again"
+                self.say("error", text)
+                return
             if how == "resume":
                 # The saved seat is gone (game over, room closed, token refused): join anew.
                 self.token = None

@@ -52,6 +52,7 @@ ErrorCode = Literal[
     "already_contributed",
     "rate_limited",
     "room_rate",
+    "too_many_guesses",
     "too_many_rooms",
     "spectators_full",
     "chat_busy",

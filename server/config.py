@@ -67,6 +67,11 @@ class ServerConfig:
     #: Messages per second summed over one address's connections, and the burst allowed.
     address_rate: float = 60.0
     address_burst: float = 120.0
+    #: Wrong room codes and wrong passwords per second from one address, and the burst allowed:
+    #: a mistyped code is nothing, but a room's code and password must not be guessed online
+    #: (an address at the message rate covered every code in an hour: found by review).
+    guess_rate: float = 0.2
+    guess_burst: float = 10.0
     #: Rooms one address may create in any 60 seconds.
     rooms_per_minute: int = 10
     #: Live rooms created by one address at once.
@@ -127,6 +132,8 @@ TUNABLE: dict[str, type] = {
     "connection_burst": float,
     "address_rate": float,
     "address_burst": float,
+    "guess_rate": float,
+    "guess_burst": float,
     "rooms_per_minute": int,
     "max_rooms_per_address": int,
     "max_connections": int,

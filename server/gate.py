@@ -75,6 +75,13 @@ class Bucket:
             return 0.0
         return (1 - self.tokens) / self.rate if self.rate > 0 else 1.0
 
+    def wait(self, now: float) -> float:
+        """Seconds until a token is there (0.0: one is), taking none."""
+        self._refill(now)
+        if self.tokens >= 1:
+            return 0.0
+        return (1 - self.tokens) / self.rate if self.rate > 0 else 1.0
+
     def spend(self, now: float, n: int) -> float:
         """Spend ``n`` tokens even into debt (they were used already): 0.0 if there were enough,
         else the seconds until the debt is paid."""
@@ -130,6 +137,8 @@ class AddressBook:
         self._messages: dict[str, Bucket] = {}
         self._tickets = itertools.count(1)
         self._swept = float("-inf")  # (the book may be made before Trio runs)
+        #: Wrong room codes and passwords by address (``guess_wait``), kept likewise.
+        self._guesses: dict[str, Bucket] = {}
         #: Refusals per code since start (for tests, benchmarks and an operator's curiosity).
         self.refused: dict[str, int] = {}
 
@@ -321,6 +330,39 @@ class AddressBook:
             _forget_refilled(self._messages, now, lambda b: b)
             bucket = self._messages[key] = Bucket(cfg.address_rate, cfg.address_burst, now)
         return bucket.take(now)
+
+    # ------------------------------------------------------------------ guesses
+
+    def _guess_bucket(self, key: str, now: float) -> Bucket:
+        bucket = self._guesses.get(key)
+        if bucket is None:
+            _forget_refilled(self._guesses, now, lambda b: b)
+            cfg = self.config
+            bucket = self._guesses[key] = Bucket(cfg.guess_rate, cfg.guess_burst, now)
+        return bucket
+
+    def check_guess(self, host: str) -> None:
+        """Raise the refusal if ``host`` has given too many wrong codes or passwords lately: a
+        room is looked for (``join_room``, ``watch``, ``resume_seat``) only within that budget,
+        so that the right code or password, guessed, is refused as well."""
+        bucket = self._guesses.get(address_key(host))
+        wait = 0.0 if bucket is None else bucket.wait(self._now())
+        if not wait:
+            return
+        raise self.refuse(
+            host,
+            "too_many_guesses",
+            f"Too many wrong room codes or passwords from your address; try again in "
+            f"{max(1, round(wait))} s.",
+        )
+
+    def wrong_guess(self, host: str, code: str) -> None:
+        """``host`` gave a room code that names no room, or a wrong password (``code``): it
+        costs the address one guess, and is logged (at most once a minute per address)."""
+        key = address_key(host)
+        now = self._now()
+        self._guess_bucket(key, now).spend(now, 1)
+        self.note(host, code, "a room code or password that is wrong")
 
     # ------------------------------------------------------------------ rooms
 

@@ -237,6 +237,7 @@ class Room:
         results_: list[ResultView] | None = None,
         creator: str | None = None,
         told: Iterable[str] = (),
+        on_wrong_password: Callable[[Viewer], None] | None = None,
     ) -> None:
         self.code = code
         #: The source address that created the room (None: resumed from a log); its limits count it.
@@ -245,6 +246,8 @@ class Room:
         self.end_reason = ""
         self.config = config
         self._on_closed = on_closed
+        #: Told of each wrong password (the server counts them against the sender's address).
+        self._on_wrong_password = on_wrong_password
         #: Where this room's game log is kept (the server's: ``roomio.DiskLogStore``).
         self.store = store
         self.lobby = lobby if lobby is not None or game is not None else Lobby()
@@ -700,6 +703,14 @@ class Room:
         if conn.room is self:
             raise Refusal("already_in_room", f"You are already in room {self.code}.")
 
+    def _check_password(self, conn: Viewer, password: str | None) -> None:
+        try:
+            check_password(self.password, password)
+        except Refusal as e:
+            if e.code == "wrong_password" and self._on_wrong_password is not None:
+                self._on_wrong_password(conn)
+            raise
+
     def _join(self, conn: Viewer, msg: m.JoinRoom) -> None:
         self._not_member(conn)
         if self.lobby is None:
@@ -707,7 +718,7 @@ class Room:
                 "already_started",
                 "This room's game has started; players who left can resume with their token.",
             )
-        check_password(self.password, msg.password)
+        self._check_password(conn, msg.password)
         seat, token = self.lobby.join(msg.name)
         self._attach(conn, seat.id)
         i = self.lobby.index(seat.id)
@@ -756,7 +767,7 @@ class Room:
                 # allow spectators" of a room that did, before the server restarted)
                 raise Refusal("no_spectators", NO_SPECTATORS_AFTER_RESTART)
             raise Refusal("no_spectators", "This room does not allow spectators.")
-        check_password(self.password, msg.password)
+        self._check_password(conn, msg.password)
         allowed = self.spectator_limit()
         if len(self.watchers) >= allowed:
             raise Refusal(

@@ -46,7 +46,7 @@ from conjure.server.lobby import clean_name, clean_settings, new_room_code
 from conjure.server.netinfo import url_host
 from conjure.server.recovery import LoadReport, Resumed, load_replays
 from conjure.server.room import Detached, Request, Room, Stop, msg_tag
-from conjure.server.roomio import DiskLogStore
+from conjure.server.roomio import DiskLogStore, Viewer
 from conjure.server.websocket import Abuse, Closed, Handshake, read_request
 from conjure.server.wsframes import MAX_FRAGMENTS
 
@@ -224,7 +224,14 @@ class GameServer:
         clean_name(msg.name)
         clean_settings(msg.settings)
         code = new_room_code(self.held_rooms.union(self.rooms))
-        room = Room(code, self.config, self._room_closed, store=self.store, creator=conn.remote)
+        room = Room(
+            code,
+            self.config,
+            self._room_closed,
+            store=self.store,
+            creator=conn.remote,
+            on_wrong_password=self._wrong_password,
+        )
         self.book.room_created(conn.remote)
         self.rooms[code] = room
         assert self._rooms_nursery is not None
@@ -545,6 +552,11 @@ class GameServer:
         else:
             unanswered.append(req)
 
+    def _wrong_password(self, conn: Viewer) -> None:
+        """A room's answer to a wrong password: it costs the sender's address a guess."""
+        if isinstance(conn, Connection):
+            self.book.wrong_guess(conn.remote, "wrong_password")
+
     def _route(self, conn: Connection, msg: m.ClientMsg) -> Room:
         """The room a message goes to, or a Refusal."""
         match msg:
@@ -558,8 +570,10 @@ class GameServer:
                 code = msg.room.upper()
                 if conn.room is not None and conn.room.code != code:
                     raise Refusal("already_in_room", "Leave your room first.")
+                self.book.check_guess(conn.remote)
                 room = self.rooms.get(code)
                 if room is None:
+                    self.book.wrong_guess(conn.remote, "unknown_room")
                     raise Refusal("unknown_room", f"There is no room {code} on this server.")
                 return room
         if conn.room is None:

@@ -31,6 +31,8 @@ HELP: dict[str, str] = {
     "connection_burst": "new connections one address may open in a burst",
     "address_rate": "messages per second over all of one address's connections",
     "address_burst": "messages one address may send in a burst",
+    "guess_rate": "wrong room codes and passwords per second from one address",
+    "guess_burst": "wrong room codes and passwords one address may send in a burst",
     "rooms_per_minute": "rooms one address may create in a minute",
     "max_rooms_per_address": "live rooms created by one address",
     "max_connections": "connections to the whole server",

@@ -1779,3 +1779,22 @@ def test_the_first_how_to_play_is_shown_in_order_and_says_when_lines_are_hidden(
     assert hidden == any("more line" in line and "F4" in line for line in lines), lines
     if height == 24:
         assert "How to play" in text
+
+
+@pytest.mark.parametrize("code", ["too_many_guesses", "rate_limited"])
+def test_a_resume_refused_for_now_keeps_the_saved_seat_for_enter_to_try_again(tmp_path, code):
+    """A refusal that says "not now" (the address's budget of wrong room codes, say, spent by
+    a friend at the same router) must not cost a player their saved seat."""
+    from conjure.protocol.messages import Error, ResumeSeat
+
+    store = StateDir(tmp_path / "st")
+    store.save_seat(URL, "ABCD", seat=1, player_id="p1", token="T" * 43, name="Bob")
+    s, sent = fresh(tmp_path, name="Bob", room="ABCD")
+    assert s.token == "T" * 43
+    s.connected = True
+    assert s.join_messages() == [ResumeSeat(room="ABCD", token="T" * 43)]
+    s.on_message(Error(code=code, message="Too many wrong room codes; try again in 4 s."))
+    assert s.token == "T" * 43 and store.load_seat(URL, "ABCD") is not None
+    assert s.join_field == "again" and "try again in 4 s" in (s.status or ("", ""))[1]
+    s.submit("")
+    assert s.join_field is None and sent[-1] == ResumeSeat(room="ABCD", token="T" * 43)

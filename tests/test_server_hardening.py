@@ -1090,3 +1090,39 @@ async def test_each_seats_chat_is_bounded_and_leaves_the_others_theirs(start_ser
         await cy.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "later")
         said = [x.text for x in cy.received if isinstance(x, m.Chat)]
         assert said == ["line 0", "line 1", "line 2", "mine", "later"]
+
+
+async def test_room_codes_and_passwords_cannot_be_guessed_online(start_server, caplog):
+    """Found by review: 1,800 wrong passwords in 31 s from one address, then the right one let
+    in, and a few addresses found live rooms by trying codes; nothing was logged. Each address
+    now has a budget of wrong codes and passwords (10, then one every 5 s): beyond it a room is
+    not even looked for, the right code and password included; other addresses are untouched."""
+    server = await start_server(guess_burst=10, guess_rate=0.2)
+    async with open_client(server.url, "Ann", source=HONEST) as ann:
+        code = await ann.create(RoomSettings(), password="sesame")
+        absent = next(c for c in ("ZZZZ", "YYYY") if c != code)
+        with caplog.at_level(logging.WARNING, logger="conjure"):
+            async with open_client(server.url, "Eve", source=ATTACKER) as eve:
+                for i in range(10):
+                    if i % 2:
+                        await eve.send(m.JoinRoom(room=code, name="Eve", password=f"guess{i}"))
+                        await eve.expect_error("wrong_password")
+                    else:
+                        await eve.send(m.Watch(room=absent))
+                        await eve.expect_error("unknown_room")
+                for msg in (
+                    m.JoinRoom(room=code, name="Eve", password="sesame"),  # right, too late
+                    m.Watch(room=code, password="sesame"),
+                    m.Watch(room=absent),
+                ):
+                    await eve.send(msg)
+                    refusal = await eve.expect_error("too_many_guesses")
+                    assert "try again in" in refusal.message
+                assert eve.room is None
+        assert "too_many_guesses" in caplog.text and ATTACKER in caplog.text
+        assert "wrong_password" in caplog.text  # the guesses themselves are logged
+        # Another address, and a friend who knows the password, come in as ever.
+        async with open_client(server.url, "Bob", source="127.0.0.4") as bob:
+            await bob.send(m.Watch(room=absent))
+            await bob.expect_error("unknown_room")
+            assert (await bob.join(code, password="sesame")).seat == 1
