@@ -137,7 +137,9 @@ class AddressBook:
         self._messages: dict[str, Bucket] = {}
         self._tickets = itertools.count(1)
         self._swept = float("-inf")  # (the book may be made before Trio runs)
-        #: Wrong room codes and passwords by address (``guess_wait``), kept likewise.
+        #: Whole views asked for again by address (``check_view_request``), kept likewise.
+        self._views: dict[str, Bucket] = {}
+        #: Wrong room codes and passwords by address (``check_guess``), kept likewise.
         self._guesses: dict[str, Bucket] = {}
         #: Refusals per code since start (for tests, benchmarks and an operator's curiosity).
         self.refused: dict[str, int] = {}
@@ -330,6 +332,26 @@ class AddressBook:
             _forget_refilled(self._messages, now, lambda b: b)
             bucket = self._messages[key] = Bucket(cfg.address_rate, cfg.address_burst, now)
         return bucket.take(now)
+
+    # ------------------------------------------------------------------ whole views
+
+    def check_view_request(self, host: str) -> None:
+        """Take one of ``host``'s whole views asked for again, or raise the refusal."""
+        cfg = self.config
+        key = address_key(host)
+        now = self._now()
+        bucket = self._views.get(key)
+        if bucket is None:
+            _forget_refilled(self._views, now, lambda b: b)
+            bucket = self._views[key] = Bucket(cfg.view_rate, cfg.view_burst, now)
+        wait = bucket.take(now)
+        if wait:
+            raise self.refuse(
+                host,
+                "rate_limited",
+                f"Too many whole views asked for from your address (at most {cfg.view_rate:g} "
+                f"a second); try again in {max(1, round(wait))} s.",
+            )
 
     # ------------------------------------------------------------------ guesses
 

@@ -559,6 +559,10 @@ class GameServer:
 
     def _route(self, conn: Connection, msg: m.ClientMsg) -> Room:
         """The room a message goes to, or a Refusal."""
+        if isinstance(msg, m.Resync) or (isinstance(msg, m.ResumeSeat) and conn.room is not None):
+            # A whole view asked for again (a reconnecting client's resume is not: it comes on
+            # a new connection, in no room yet).
+            self.book.check_view_request(conn.remote)
         match msg:
             case m.Hello():
                 raise Refusal("already_greeted", "Hello was already said on this connection.")

@@ -1126,3 +1126,30 @@ async def test_room_codes_and_passwords_cannot_be_guessed_online(start_server, c
             await bob.send(m.Watch(room=absent))
             await bob.expect_error("unknown_room")
             assert (await bob.join(code, password="sesame")).seat == 1
+
+
+async def test_whole_views_asked_for_again_are_limited_per_address(start_server):
+    """Found by review: a 17-byte resync answered by a whole view (54 KB with a big deck), 19 a
+    second on each of three connections: 2.9 MB/s out of the server per address. An address
+    may ask for so many whole views again, then is refused (the views it had, it keeps)."""
+    server = await start_server(view_rate=0.01, view_burst=4)
+    cards = [Card(text=f"A category of sixty characters or so, number {i:03d} .........", stars=1)
+             for i in range(60)]  # fmt: skip
+    async with open_client(server.url, "Ann", source=ATTACKER) as ann:
+        code = await ann.create(RoomSettings(deck="custom", custom_cards=cards))
+        await ann.wait_view(lambda v: v.phase == "lobby")  # the room's first view
+        got = []
+        for _ in range(6):
+            await ann.send(m.Resync())
+            # (a whole view asked for tells no news: an update with an empty feed)
+            answer = await ann.recv_until(
+                lambda x: isinstance(x, m.Error) or (isinstance(x, m.Update) and not x.feed)
+            )
+            got.append(answer.code if isinstance(answer, m.Error) else "view")
+        assert got == ["view"] * 4 + ["rate_limited"] * 2, got
+        await ann.send(m.ResumeSeat(room=code, token=ann.token))  # the seat it holds: the same
+        await ann.expect_error("rate_limited")
+        async with open_client(server.url, "Bob", source=HONEST) as bob:
+            await bob.watch(code)
+            await bob.send(m.Resync())
+            assert isinstance(await bob.recv_until(lambda x: isinstance(x, m.Update)), m.Update)
