@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from conjure.protocol.text import unshown_problem
+from conjure.protocol.text import shown_line_problem
 
 MAX_CARD_TEXT = 60
 
@@ -44,8 +44,8 @@ class _DeckFile(msgspec.Struct, forbid_unknown_fields=True):
 
 
 def card_text_problem(text: str, what: str = "The card text") -> str | None:
-    """Why a card text cannot be shown to the table (an unshown character), or None."""
-    return unshown_problem(text, what)
+    """Why a card text cannot be shown to the table as written, or None."""
+    return shown_line_problem(text, what)
 
 
 def clean_card_text(text: str) -> str:

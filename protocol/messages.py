@@ -16,7 +16,7 @@ from conjure.protocol.errors import ErrorCode
 from conjure.protocol.events import Limits, Rule, Variant
 from conjure.protocol.names import MAX_NAME_LENGTH
 from conjure.protocol.structs import FrozenStruct
-from conjure.protocol.text import has_visible, stacked_marks_problem, unshown_problem
+from conjure.protocol.text import shown_line_problem
 
 PROTOCOL_VERSION = 1
 MAX_FRAME_BYTES = 64 * 1024
@@ -71,16 +71,12 @@ class RoomSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
 def chat_problem(text: str) -> str | None:
     """Why ``text`` cannot be sent as chat, or None (emoji joiners and selectors are fine)."""
-    if problem := unshown_problem(text, "Chat text", emoji=True):
-        return problem
-    if not has_visible(text):  # 300 combining accents and nothing under them, say
-        return "Chat text shows nothing: write at least one letter"
-    return stacked_marks_problem(text, "Chat text")
+    return shown_line_problem(text, "Chat text", emoji=True)
 
 
 def reason_problem(text: str) -> str | None:
-    """Why ``text`` cannot be a vote reason, or None."""
-    return unshown_problem(text, "The vote reason")
+    """Why ``text`` cannot be a vote reason, or None (none at all is fine: it is optional)."""
+    return shown_line_problem(text, "The vote reason") if text else None
 
 
 def _check_cards(settings: RoomSettings) -> None:

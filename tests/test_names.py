@@ -397,6 +397,29 @@ def test_stacked_combining_marks_are_refused_in_names_and_chat_but_real_writing_
         assert name_problem(real) is None and chat_problem(real) is None
 
 
+@pytest.mark.parametrize(
+    ("message", "says"),
+    [
+        ({"type": "vote", "proposal": 0, "yes": True, "reason": "ok" + "\u0301" * 150},
+         "The vote reason stacks more than 4 combining marks"),
+        ({"type": "vote", "proposal": 0, "yes": False, "reason": "\u2800\u2800"},
+         "The vote reason shows nothing"),
+        ({"type": "create_room", "name": "Ann",
+          "settings": {"deck": "custom", "custom_cards": [{"text": "Z" + "\u0336" * 50, "stars": 1}]}},
+         "Custom card 1's text stacks more than 4 combining marks"),
+        ({"type": "create_room", "name": "Ann",
+          "settings": {"deck": "custom", "custom_cards": [{"text": "\u2800", "stars": 1}]}},
+         "Custom card 1's text shows nothing"),
+    ],
+)  # fmt: skip
+def test_vote_reasons_and_card_texts_are_shown_lines_as_chat_is(message, says) -> None:
+    """Found by review: a card of "Z" and 50 strokes was dealt, a reason of 150 accents reached
+    every feed, and a card of one braille blank was accepted, where chat refused each."""
+    with pytest.raises(msgspec.ValidationError, match=says):
+        m.client_decoder.decode(json.dumps(message))
+    assert m.reason_problem("") is None  # a vote needs no reason
+
+
 def test_a_zero_width_joiner_between_marks_does_not_end_the_stack() -> None:
     """An attacker's run: chat keeps U+200D for emoji, and 'a' + (4 accents + ZWJ) x 30 put
     120 marks on one letter past the limit."""
