@@ -356,11 +356,11 @@ class Inputs(Prompts):
                 self.say("info", "Still here: the game goes on.")
             return
         if self.kick_question is not None:
-            seat = self.kick_question[1]
+            _question, seat, meant = self.kick_question
             if key in ("y", "Y"):
                 self.kick_question = None
                 self._need_connection()
-                self.send(KickPlayer(seat=seat))
+                self.send(KickPlayer(seat=seat, player_id=meant))
             elif key in ("n", "N", "escape"):
                 self.kick_question = None
                 self.say("info", "Nobody removed.")
@@ -475,11 +475,15 @@ class Inputs(Prompts):
             if seat == self.seat:
                 self.sub = ()
                 raise Refused("You cannot remove yourself.")
-            self.sub = ("kick", seat)  # asked first: one wrong digit removed a friend
+            # Asked first (one wrong digit removed a friend), and the player asked about is the
+            # one removed: the seats shift if someone leaves meanwhile (found by review).
+            who = self.player(seat)
+            self.sub = ("kick", seat, who.id if who else None)
             return
         if self.sub and self.sub[0] == "kick":
             ask = "Press y to remove them, or n (or Esc) to keep them."
-            self._lobby_answer(key, KickPlayer(seat=self.sub[1]), None, "Nobody removed.", ask)
+            kick = KickPlayer(seat=self.sub[1], player_id=self.sub[2])
+            self._lobby_answer(key, kick, None, "Nobody removed.", ask)
             return
         if self.sub == ("start",):
             ask = "Press y to start the game, or n (or Esc) to wait."
@@ -1016,6 +1020,7 @@ class Inputs(Prompts):
                     self.kick_question = (
                         f"Remove {name} (board {seat + 1}) from the {where}? y/n: ",
                         seat,
+                        who.id if who else None,
                     )
                 else:
                     self.send(SkipPlayer(seat=seat))

@@ -60,7 +60,8 @@ class Prompts(TableState):
     #: The host's "quit anyway?" question while it waits for y/n (None: not asked).
     quit_question: str | None = None
     #: The host's "remove them from the game?" question, and the seat, while it waits for y/n.
-    kick_question: tuple[str, int] | None = None
+    #: (the question, the seat, the id of the player asked about)
+    kick_question: tuple[str, int, str | None] | None = None
 
     def confirming(self) -> bool:
         """Whether the "anyway?" question about a word (``confirm_word``) is still the one

@@ -36,6 +36,7 @@ ErrorCode = Literal[
     "not_host",
     "unknown_seat",
     "cannot_kick_self",
+    "seat_changed",
     "bad_order",
     "bad_settings",
     "player_count",

@@ -205,6 +205,10 @@ class ResumeGame(ClientMsg, tag="resume"):
 
 class KickPlayer(ClientMsg, tag="kick"):
     seat: Seat
+    #: The id of the player meant (``PlayerView.id``). In the lobby a seat is a place in the
+    #: seating, which shifts when someone leaves: given, and the seat now holds someone else,
+    #: the kick is refused (``seat_changed``) rather than removing the wrong player.
+    player_id: str | None = None
 
 
 class SkipPlayer(ClientMsg, tag="skip"):

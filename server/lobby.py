@@ -167,10 +167,18 @@ class Lobby:
             self.host_id = (people or after)[0].id if after else None
         return seat
 
-    def kick(self, by: str, seat: int) -> LobbySeat:
+    def kick(self, by: str, seat: int, meant: str | None = None) -> LobbySeat:
+        """Remove the player at ``seat``; ``meant``: their id as the host saw it, if given (a
+        seat that holds someone else now is refused: the seating shifted since)."""
         self._require_host(by)
         if not 0 <= seat < len(self.seats):
             raise Refusal("unknown_seat", f"There is no seat {seat}.")
+        if meant is not None and self.seats[seat].id != meant:
+            raise Refusal(
+                "seat_changed",
+                f"The seating changed: board {seat + 1} is now {self.seats[seat].name}'s. "
+                "Nobody was removed.",
+            )
         if self.seats[seat].id == by:
             raise Refusal("cannot_kick_self", "The host cannot remove themselves.")
         return self.remove(self.seats[seat].id)

@@ -679,7 +679,7 @@ class Room:
                 if self._contribute(conn, seed):
                     await self._finish_deal()
             case m.KickPlayer() if self.lobby is not None:
-                self._lobby_kick(conn, msg.seat)
+                self._lobby_kick(conn, msg.seat, msg.player_id)
             case _:
                 await self._game_commands(conn, msg)
 
@@ -828,10 +828,10 @@ class Room:
                 w.close("this room no longer allows spectators")
         self._broadcast([f"{self._roster().name(pid)} changed the settings."])
 
-    def _lobby_kick(self, conn: Viewer, seat: int) -> None:
+    def _lobby_kick(self, conn: Viewer, seat: int, meant: str | None) -> None:
         pid = self.members.acting(conn, self)
         assert self.lobby is not None
-        gone = self.lobby.kick(pid, seat)
+        gone = self.lobby.kick(pid, seat, meant)
         kicked = self.members.remove(gone.id)
         if kicked is not None:
             kicked.close("the host removed you from the room")

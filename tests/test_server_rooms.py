@@ -91,6 +91,30 @@ async def test_lobby_names_password_settings_order_kick_start(server):
         await bob2.expect_error("already_started")
 
 
+async def test_a_lobby_kick_that_names_its_player_removes_nobody_else_when_the_seats_shift(server):
+    """Found by review: the host meant Cy at board 3, but Bob left first and the seats moved
+    up, so "kick seat 2" removed Dee. A kick that names the player is refused instead."""
+    async with contextlib.AsyncExitStack() as stack:
+        ann, bob, cy, dee = [
+            await stack.enter_async_context(open_client(server.url, n))
+            for n in ["Ann", "Bob", "Cy", "Dee"]
+        ]
+        code = await ann.create()
+        for c in (bob, cy, dee):
+            await c.join(code)
+        v = await ann.wait_view(lambda v: len(v.players) == 4)
+        cy_id = v.players[2].id
+        await bob.send(m.Leave())
+        await ann.wait_view(lambda v: [p.name for p in v.players] == ["Ann", "Cy", "Dee"])
+        await ann.send(m.KickPlayer(seat=2, player_id=cy_id))  # board 3: Dee's, now
+        err = await ann.expect_error("seat_changed")
+        assert "board 3 is now Dee's" in err.message and "Nobody was removed" in err.message
+        await ann.send(m.KickPlayer(seat=1, player_id=cy_id))
+        await cy.wait_closed()
+        v = await ann.wait_view(lambda v: [p.name for p in v.players] == ["Ann", "Dee"])
+        assert dee.room == code
+
+
 async def test_deck_must_cover_every_player(server):
     small = RoomSettings(deck="custom", custom_cards=[Card(text="One", stars=1)])
     async with open_table(server.url, ["Ann", "Bob", "Cy"], small) as (ann, _bob, _cy):
