@@ -1153,3 +1153,18 @@ async def test_whole_views_asked_for_again_are_limited_per_address(start_server)
             await bob.watch(code)
             await bob.send(m.Resync())
             assert isinstance(await bob.recv_until(lambda x: isinstance(x, m.Update)), m.Update)
+
+
+async def test_a_lone_surrogate_escape_is_said_as_such_not_as_truncated_input(start_server):
+    """Found by review: '{"type":"chat","text":"\\ud800"}' was answered "Not valid JSON: Input
+    data was truncated"; and a frame nested thousands deep stays an ordinary refusal."""
+    server = await start_server()
+    async with open_client(server.url, "Ann") as ann:
+        await ann.create()
+        await ann.send('{"type":"chat","text":"\\ud800"}')
+        err = await ann.expect_error("malformed")
+        assert "lone UTF-16 surrogate" in err.message and "truncated" not in err.message
+        await ann.send('{"type":"chat","text":"\\ud800"' + "[" * 5000)
+        err = await ann.expect_error("malformed")  # no JSON: the decoder's own words
+        await ann.send('{"type":"chat","text":"still here"}')
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "still here")
