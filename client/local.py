@@ -99,14 +99,23 @@ class Stopped(Exception):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bots", type=int, default=3, help="computer players (default 3)")
-    parser.add_argument("--variant", choices=("standard", "dark-magic"), default="standard")
+    parser.add_argument(
+        "--variant",
+        choices=("standard", "dark-magic"),
+        default="standard",
+        help="the rules to play (default standard; dark-magic: the conjurer writes first)",
+    )
     parser.add_argument(
         "--port", type=int, help=f"server port (default {DEFAULT_PORT} if free, else any free)"
     )
     parser.add_argument(
         "--replays", type=Path, default=Path("replays"), help="game logs (default replays/)"
     )
-    parser.add_argument("--name", help="your name at the table (default $CONJURE_NAME or login)")
+    parser.add_argument(
+        "--name",
+        help="your name at the table (default $CONJURE_NAME, else the name you gave last time, "
+        "else asked; off a terminal, your login name)",
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--resume", action="store_true", help="resume your unfinished game without asking"
@@ -670,8 +679,12 @@ def _raise_stopped(signum, frame) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Options reach this program through make's ARGS: "make play --bots 5" gave make's own
+    # list of options, as the usage line, printed as argparse makes it, invited (found by review).
     parser = argparse.ArgumentParser(
-        prog="make play", description="a game against computer players on a local server"
+        prog="make play",
+        usage='make play ARGS="[options]"   e.g. make play ARGS="--bots 5 --variant dark-magic"',
+        description="a game against computer players on a local server",
     )
     add_arguments(parser)
     args = parser.parse_args(argv)

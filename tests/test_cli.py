@@ -91,3 +91,21 @@ def test_ctrl_c_on_conjure_bot_stops_it_without_a_traceback(tmp_path):
     assert "Traceback" not in err and "Traceback" not in out
     said = [x for x in out.splitlines() if "trying again" in x]
     assert len(said) == 1 and "cannot reach the server" in said[0], out
+
+
+def test_make_plays_help_shows_options_as_make_passes_them():
+    """Found by review: "usage: make play [--bots BOTS] ..." invited "make play --bots 5", which
+    is make's own option list; options go through ARGS."""
+    out = subprocess.run(
+        [sys.executable, "-m", "conjure.client.local", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert out.returncode == 0
+    assert out.stdout.startswith('usage: make play ARGS="')
+    assert "make play [" not in out.stdout
+    help_of = {line.split()[0]: line for line in out.stdout.splitlines() if line.startswith("  --")}
+    assert set(help_of) >= {"--bots", "--variant", "--name", "--resume", "--new"}
+    assert "the name you gave last time" in out.stdout
