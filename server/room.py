@@ -169,6 +169,12 @@ class Stop:
 #: What a seat's records in one round are counted as (``Room._budget``).
 Budget = Literal["actions", "presence", "changes"]
 
+#: The shutdown goodbye to a paused game's table (``Room._bye_for_stop``).
+PAUSED_SHUTDOWN_BYE = (
+    "the server is shutting down; your game is saved, and stays paused until it is back and the"
+    " host resumes it"
+)
+
 #: At most this many queued game commands are made durable together (``Room._game_commands``).
 GROUP_MOST = 16
 
@@ -371,8 +377,13 @@ class Room:
         self._on_closed(self)
 
     def _bye_for_stop(self, reason: str) -> str:
-        """The shutdown goodbye promises a resume only to a game that will resume."""
+        """The shutdown goodbye promises a resume only to a game that will resume, and a clock
+        that runs on only to one that is not paused (a paused game was said to run on under
+        the ⏸ on its screen: found by review)."""
         if self._running():
+            assert self.game is not None
+            if self.game.paused:
+                return PAUSED_SHUTDOWN_BYE
             return reason
         if self.lobby is not None:
             return "the server is shutting down; this room had not started, so it will be gone"

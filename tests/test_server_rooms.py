@@ -309,6 +309,27 @@ async def test_spell_turns_time_out(start_server):
 # ---------------------------------------------------------------------------- restarts
 
 
+async def test_the_shutdown_goodbye_says_a_paused_game_stays_paused(start_server):
+    """Found by review: a paused game's table was told "its clock keeps running meanwhile"
+    under the ⏸ on its screens; a game in play is still told that its clock runs on."""
+    server = await start_server()
+    async with (
+        open_table(server.url, ["Ann", "Bob", "Cy"], deck()) as paused,
+        open_table(server.url, ["Dee", "Eve", "Fay"], deck()) as playing,
+    ):
+        await start_game(paused)
+        await start_game(playing)
+        await paused[0].send(m.PauseGame())
+        await paused[1].wait_view(lambda v: v.paused)
+        await server.aclose()
+        for c in [*paused, *playing]:
+            await c.wait_closed()
+        bye = {c.name: next(x.reason for x in c.received if isinstance(x, m.Bye)) for c in
+               [*paused, *playing]}  # fmt: skip
+        assert all("stays paused" in bye[n] and "clock" not in bye[n] for n in ("Ann", "Bob"))
+        assert all("clock keeps running" in bye[n] for n in ("Dee", "Eve", "Fay"))
+
+
 async def test_restart_resumes_an_unfinished_game(start_server, said):
     first = await start_server()
     async with open_table(first.url, NAMES, deck()) as old:
