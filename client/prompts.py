@@ -377,10 +377,10 @@ class Prompts(TableState):
         parts: list[str] = []
         v = self.view
         asking = self.quit_question is not None or self.kick_question is not None
-        if self.overlay is not None:
+        if asking:  # a y/n question: nothing can be typed meanwhile, and it comes before a card
+            parts += ["y yes", "n/Esc no"]  # (the card's keys were shown: Esc said no)
+        elif self.overlay is not None:
             parts += ["Enter/Esc close", "PgUp/PgDn scroll"]
-        elif asking:  # a y/n question: nothing can be typed meanwhile
-            parts += ["y yes", "n/Esc no"]
         elif self.gave_up is not None:
             parts.append("r try again")
         elif self.wants_keys() and v is not None:

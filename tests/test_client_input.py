@@ -760,6 +760,21 @@ def test_quitting_is_not_questioned_when_only_computer_players_remain(tmp_path, 
     assert h.session.request_quit() is True  # nor in the lobby
 
 
+def test_the_quit_question_over_a_card_shows_its_own_keys(tmp_path):
+    """Found by review: with the results card open, Ctrl-Q's question stood over "Enter/Esc
+    close", and Esc, taken as the question's no, did not close the card."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell"))
+    s.open_card("help")
+    assert s.key_help().startswith("Enter/Esc close")
+    assert s.request_quit() is False and s.prompt() == HOST_QUITS
+    assert s.key_help().startswith("y yes · n/Esc no")
+    s.key("escape")
+    assert s.quit_question is None and s.overlay is not None  # no, and the card stays
+    assert s.key_help().startswith("Enter/Esc close")
+
+
 def test_a_challenge_only_you_would_vote_on_asks_first(tmp_path):
     """Ada, Cleo and Basil wrote 'grape': challenging it, only the challenger votes (V1), so one
     key would make all three words invalid. The client asks before it sends."""
