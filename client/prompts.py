@@ -230,7 +230,7 @@ class Prompts(TableState):
         if v.phase == "choose" and conj:
             n = len([c for c in v.cards if not c.used])
             if n == 1:
-                return "Choose the last category, 1: "
+                return "Choose the last category (type 1): "
             return f"Choose a category (1-{n}): " if n else "Choose a category: "
         if v.phase == "dark-commit" and conj:
             if self.confirm_word is not None:
@@ -245,7 +245,8 @@ class Prompts(TableState):
         if v.phase == "mark" and conj and not me.marked:
             low, high = self.crystal_range()
             numbers = span([p.seat + 1 for p in self.markable()])
-            return f"Toggle boards {numbers}, Enter to confirm ({low}-{high} crystals): "
+            many = f"{low}-{high}" if low != high else f"{low}"  # (seen: "2-2 crystals")
+            return f"Toggle boards {numbers}, Enter to confirm ({many} crystals): "
         if v.phase == "commit" and any(p.seat == me.seat for p in self.summoners()):
             if self.confirm_word is not None:
                 return self._anyway(self.confirm_word)

@@ -867,10 +867,11 @@ def _phase_hint(session: Session) -> tuple[str, int] | None:
         return SPELL_WORD[:1].upper() + SPELL_WORD[1:] + ".", 1 if mine else 2
     if v.phase == "mark":
         low, high = session.crystal_range()
+        many = f"{low} to {high}" if low != high else f"{low}"
         if conj and v.settings.variant == "dark-magic":  # the word is written already
             secret = session.my_word()
             return (
-                f"Put crystals on the {low} to {high} boards whose spell words you associate "
+                f"Put crystals on the {many} boards whose spell words you associate "
                 f"with your secret word{f' {quoted(secret)}' if secret else ''}.",
                 1,
             )
@@ -878,8 +879,8 @@ def _phase_hint(session: Session) -> tuple[str, int] | None:
             return (
                 # (a newcomer conjurer was never asked for an "idea": say what it is, and when
                 # it is written)
-                f"Think of a thing in the category and put crystals on the {low} to {high} "
-                "boards whose spell words lead to it; you write it next, in secret.",
+                f"Think of a thing in the category and put crystals on the {many} boards "
+                "whose spell words lead to it; you write it next, in secret.",
                 1,
             )
         return (

@@ -627,7 +627,7 @@ def test_small_texts(tmp_path):
     s = h.session
     last = [CardView(index=i, text=t, stars=1, used=i < 3) for i, t in enumerate("ABCD")]
     h.show(view("choose", cards=last))
-    assert s.prompt() == "Choose the last category, 1: "
+    assert s.prompt() == "Choose the last category (type 1): "
     h.show(view("mark", players=players(0, **spells(Bob="B", Cat="C", Dan="D"))))
     assert s.key_help().startswith("2-4 toggle · Enter confirm")
     head = screen.plain(screen.header(s, 80))
@@ -1467,6 +1467,10 @@ def test_a_small_table_is_not_offered_more_crystals_than_it_has_boards(tmp_path)
     assert "on the 2 to 3 boards" in " ".join(screen.plain(screen.panel(s, 80)).split())
     h.show(view("mark", players=players(0, **three, **spells(Dan="engine")), conjurer=0))
     assert s.prompt().endswith("(2-4 crystals): ")
+    two = spells(Ann="moon", Cat="road")  # Bob and Dan wrote none: exactly two boards
+    h.show(view("mark", players=players(0, **two), conjurer=0))
+    assert s.prompt() == "Toggle boards 1 3, Enter to confirm (2 crystals): "  # not "2-2"
+    assert "on the 2 boards whose" in " ".join(screen.plain(screen.panel(s, 80)).split())
 
 
 def test_nothing_moves_in_the_header_as_the_phases_change(tmp_path):
