@@ -87,6 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command not in available:
         command = None
     parser, chosen = build_parsers(available, command)
+    if not argv:  # the commands, as --help lists them (only "COMMAND is required" was said)
+        parser.print_help(sys.stderr)
+        return 2
     args = parse(parser, chosen, command, argv)
     module = importlib.import_module(available[args.command][0])
     try:

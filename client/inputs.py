@@ -754,6 +754,11 @@ class Inputs(Prompts):
             raise Refused("The game is paused: your text is kept.")
         if (move := self._typed_move()) is not None:
             return move[1](stripped)
+        if v.phase == "lobby":  # ("not your turn" read oddly before any game: a review)
+            starts = "you start it with s" if self.is_host() else "the host starts it"
+            raise Refused(
+                f"The game has not started ({starts}): nothing was sent (/say sends a chat)."
+            )
         raise Refused("Not your turn yet: nothing was sent (/say sends a chat).")
 
     def _typed_move(self) -> tuple[str | None, Callable[[str], bool]] | None:

@@ -114,7 +114,7 @@ def enforce_name(raw: str) -> str:
     if len(name) > MAX_NAME_LENGTH:
         raise BadName(
             f"A name has at most {MAX_NAME_LENGTH} characters; "
-            f"this one has {len(name)} once normalised."
+            f"this one has {len(name)}."  # (as shown: "once normalised" was jargon to a newcomer)
         )
     if not has_visible(name):
         raise BadName(NO_VISIBLE)

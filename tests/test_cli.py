@@ -37,6 +37,15 @@ def test_every_subcommand_has_help(name):
     assert out.stdout.startswith("usage: conjure " + name)
 
 
+def test_no_command_at_all_lists_the_commands():
+    """Found by review: "the following arguments are required: COMMAND", and nothing said
+    which commands there are."""
+    out = conjure()
+    assert out.returncode == 2
+    for name in SUBCOMMANDS:
+        assert name in out.stderr
+
+
 def test_unknown_subcommand_is_an_error():
     out = conjure("fly")
     assert out.returncode == 2

@@ -1819,3 +1819,14 @@ def test_a_resume_refused_for_now_keeps_the_saved_seat_for_enter_to_try_again(tm
     assert s.join_field == "again" and "try again in 4 s" in (s.status or ("", ""))[1]
     s.submit("")
     assert s.join_field is None and sent[-1] == ResumeSeat(room="ABCD", token="T" * 43)
+
+
+def test_a_line_typed_in_the_lobby_is_refused_as_the_lobby_not_as_a_turn(tmp_path):
+    """Found by review: "Not your turn yet" in a lobby, where nobody has a turn."""
+    h = Harness(tmp_path)
+    h.show(view("lobby", you=1, round=0))
+    assert h.session.submit("hello everyone") is False and h.sent == []
+    assert h.session.status == (
+        "warn",
+        "The game has not started (the host starts it): nothing was sent (/say sends a chat).",
+    )
