@@ -476,15 +476,25 @@ def board_rows(session: Session, width: int = 80) -> list[Row]:
             notes.append(("class:dim", f"⚑ {flag}"))
         for nstyle, text in notes:
             out += _rows(nstyle, text, width, 2, indent="      ", hang="        ")
-    conjurer = "✦ conjurer · " if v.phase not in ("lobby", "over") else ""  # none then
-    legend = "   " + ("▶ you · " if v.you is not None else "") + conjurer + "♛ host · ◆ crystal"
+    items = ["▶ you"] if v.you is not None else []
+    if v.phase not in ("lobby", "over"):  # none then
+        items.append("✦ conjurer")
+    items += ["♛ host", "◆ crystal"]
     if any(p.computer for p in v.players):
-        legend += f" · {COMPUTER_TAG} computer"
+        items.append(f"{COMPUTER_TAG} computer")
     if pending:
-        legend += " · ◇ your pending crystal"
+        items.append("◇ your pending crystal")
     if any(p.summon is not None and p.valid is True for p in v.players):
-        legend += " · ✓ valid word"  # (a newcomer wondered why words that scored 0 had it)
-    out.append(Row([("class:dim", shorten(legend, width))], 3))
+        items.append("✓ valid word")  # (a newcomer wondered why words that scored 0 had it)
+    if any(p.summon is not None and p.valid is False for p in v.players):
+        items.append("✗ invalid: -3")
+    if any(p.flags for p in v.players):
+        items.append("⚑ worth a look in the review")  # (a newcomer read it beside a ✓)
+    # A line each, kept in order while they fit: the first alone where two do not.
+    out += [
+        Row([("class:dim", line)], 3, next(_groups))
+        for line in wrap_items(items, width, " · ", "   ", "   ")
+    ]
     return out
 
 
@@ -1049,8 +1059,6 @@ def middle(session: Session, width: int, height: int) -> Middle:
                     if r.prio == most + 1:
                         groups.setdefault(r.group or -id(r), []).append(r)
                 waiting = list(groups.values())
-                if sum(len(rows) for rows in waiting) > extra:
-                    extra -= 1  # the line that says more is hidden
                 # In their order, up to the first that does not fit: a later paragraph shown
                 # where an earlier one is not read as the whole (the how-to ended at its step
                 # 5, the scoring gone, with rows to spare: seen by a newcomer).
@@ -1060,7 +1068,7 @@ def middle(session: Session, width: int, height: int) -> Middle:
                     extra -= len(rows)
                 chosen = [r for r in top if id(r) in keep]
                 hidden = sum(len(rows) for rows in waiting)
-                if hidden and extra >= 0:
+                if hidden and extra >= 1:  # said where a line is left to say it
                     more = f"… {hidden} more line{'s' if hidden != 1 else ''}: F4 shows them"
                     chosen.append(Row([("class:dim", shorten(more, width))]))
             break

@@ -502,6 +502,22 @@ def test_the_review_shows_the_words_that_already_count_as_one(h):
     assert panel.index("Counted as one") < panel.index("No challenges or proposals yet")
 
 
+def test_the_legend_explains_the_review_marks_on_the_board(h):
+    """Found by review: ✓ was in the legend, ✗ and ⚑ (shown beside it) were not."""
+    from conjure.client.screen import board_rows
+
+    published = players(
+        0,
+        Ann={"summon": "cupcake", "valid": True, "flags": ["'cake' is hidden inside 'cupcake'"]},
+        Bob={"summon": "rocket", "valid": False, "invalid_reason": "it holds a spell word"},
+    )
+    h.show(view("review", players=published))
+    legend = " ".join(" ".join(p[1] for row in board_rows(h.session, 80)[-2:] for p in row.line)
+                      .split())  # fmt: skip
+    assert "✓ valid word" in legend and "✗ invalid: -3" in legend and "⚑ worth a look" in legend
+    assert all(len(p[1]) <= 80 for row in board_rows(h.session, 80) for p in row.line)
+
+
 def test_review_commands_as_a_typed_line(h):
     published = players(0, Bob={"summon": "rocket", "valid": True})
     h.show(view("review", players=published))
