@@ -46,6 +46,7 @@ from conjure.protocol.messages import (
     reason_problem,
 )
 from conjure.protocol.names import name_problem
+from conjure.protocol.program import program_here
 from conjure.protocol.wording import stars
 from conjure.protocol.words import (
     contains_written,
@@ -494,7 +495,15 @@ class Inputs(Prompts):
             self._need_connection()
             n = len([p for p in v.players if not p.kicked])
             if n < 3:
-                raise Refused(f"A game needs at least 3 players; {n} seated so far.")
+                # Where more players come from, said (a host who had removed make play's
+                # computer players had no way back: found by review).
+                bot = f"{program_here()} bot {self.server} --room {v.room}"
+                whole = (
+                    f"A game needs at least 3 players; {n} seated so far. A computer player: {bot}"
+                )
+                if not status_rows(whole, NARROWEST)[1]:
+                    whole = f"A game needs at least 3 players; {n} seated so far."
+                raise Refused(whole)
             self.sub = ("start",)
         elif key == "e":
             self.form = SetupForm(settings=v.settings, for_create=False)

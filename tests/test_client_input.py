@@ -22,6 +22,7 @@ from conjure.client import screen
 from conjure.client.inputs import CHOOSE_SEEN, HOST_QUITS, SETTINGS_FOR_CREATE, pasted_line
 from conjure.client.session import CHAT_BACK, Session
 from conjure.client.statefile import StateDir
+from conjure.client.tablestate import status_rows
 from conjure.client.textfit import cells, shorten, wrap, wrap_items
 from conjure.protocol.cells import wrap_words
 from conjure.protocol.deck import Card
@@ -51,6 +52,7 @@ from conjure.protocol.messages import (
     Update,
     Watch,
 )
+from conjure.protocol.program import program_here
 
 URL = "ws://127.0.0.1:9"
 
@@ -1180,7 +1182,12 @@ def test_the_lobbys_too_few_players_refusal_goes_once_more_have_joined(tmp_path)
     s = h.session
     h.show(view("lobby", players=players()[:1], round=0))
     s.key("s")
-    assert s.status == ("warn", "A game needs at least 3 players; 1 seated so far.")
+    assert s.status is not None and s.status[0] == "warn"
+    said, whole = s.status[1], status_rows(s.status[1], 80)[1]
+    assert said.startswith("A game needs at least 3 players; 1 seated so far.") and whole
+    # ... and where more come from: a computer player, by the command that seats one here
+    # (a host who had removed make play's computer players had no way back: found by review)
+    assert said.endswith(f"A computer player: {program_here()} bot {URL} --room ABCD")
     h.show(view("lobby", players=players()[:1], round=0))  # nothing changed: it stays
     assert s.status is not None
     h.show(view("lobby", players=players()[:3], round=0))
