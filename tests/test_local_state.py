@@ -290,3 +290,15 @@ def test_make_plays_resume_question_is_wrapped_in_cells():
     )
     lines = fit_lines(last.question())
     assert all(cells(line) <= 80 for line in lines), [(cells(x), x) for x in lines]
+
+
+def test_a_game_not_resumed_is_said_to_stay_unfinished_with_its_log(tmp_path, monkeypatch, capsys):
+    """Found by review: n started a new room and said nothing of the game left behind."""
+    last = last_game(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True, raising=False)
+    assert local.want_resume(last, argparse.Namespace(resume=False, new=False)) is False
+    said = " ".join(capsys.readouterr().out.split())
+    assert "The one in room ABCD stays unfinished" in said
+    assert f"its log is {last.log.relative_to(tmp_path)}" in said
