@@ -35,6 +35,8 @@ Seat = Annotated[int, msgspec.Meta(ge=0, le=7)]
 #: ``__post_init__`` of the messages that carry them, which makes decoding refuse them.
 ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=300)]
 Reason = Annotated[str, msgspec.Meta(max_length=200)]
+#: A player's public id as views give it (``PlayerView.id``: "p" and 8 hex digits today).
+PlayerId = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
 Seconds = Annotated[float, msgspec.Meta(ge=5, le=3600)]
 
 
@@ -208,7 +210,7 @@ class KickPlayer(ClientMsg, tag="kick"):
     #: The id of the player meant (``PlayerView.id``). In the lobby a seat is a place in the
     #: seating, which shifts when someone leaves: given, and the seat now holds someone else,
     #: the kick is refused (``seat_changed``) rather than removing the wrong player.
-    player_id: str | None = None
+    player_id: PlayerId | None = None
 
 
 class SkipPlayer(ClientMsg, tag="skip"):

@@ -408,6 +408,7 @@ VALID: dict[str, st.SearchStrategy] = {
     "yes": st.booleans(),
     "reason": st.text(max_size=200),
     "text": st.text(min_size=1, max_size=300),
+    "player_id": st.none() | st.text(min_size=1, max_size=40),
 }
 #: Values of the right JSON shape that break a limit (or the wrong shape altogether).
 EDGY: dict[str, st.SearchStrategy] = {
@@ -436,6 +437,7 @@ EDGY: dict[str, st.SearchStrategy] = {
     "yes": st.integers(0, 1) | st.just("yes"),
     "reason": long_text(),
     "text": long_text() | st.just(""),
+    "player_id": long_text() | st.just("") | json_values,
 }
 
 
@@ -521,6 +523,10 @@ async def fuzz_server(start_server):
         address_burst=1e9,
         hello_timeout=3600.0,
         roomless_timeout=3600.0,
+        guess_rate=1e9,
+        guess_burst=1e9,
+        view_rate=1e9,
+        view_burst=1e9,
     )
 
 
