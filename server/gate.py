@@ -322,15 +322,25 @@ class AddressBook:
         self.total_open -= 1
         self._forget_if_idle(key)
 
+    @staticmethod
+    def _bucket(
+        buckets: dict[str, Bucket], key: str, now: float, rate: float, burst: float
+    ) -> Bucket:
+        """``key``'s bucket of ``buckets``, made full on first use (kept after the address's
+        connections are gone, until it has refilled: see ``_forget_refilled``)."""
+        bucket = buckets.get(key)
+        if bucket is None:
+            _forget_refilled(buckets, now, lambda b: b)
+            bucket = buckets[key] = Bucket(rate, burst, now)
+        return bucket
+
     def message_wait(self, host: str) -> float:
         """Take one message's worth of the address's rate: 0.0, or seconds until allowed."""
         cfg = self.config
-        key = address_key(host)
         now = self._now()
-        bucket = self._messages.get(key)
-        if bucket is None:
-            _forget_refilled(self._messages, now, lambda b: b)
-            bucket = self._messages[key] = Bucket(cfg.address_rate, cfg.address_burst, now)
+        bucket = self._bucket(
+            self._messages, address_key(host), now, cfg.address_rate, cfg.address_burst
+        )
         return bucket.take(now)
 
     # ------------------------------------------------------------------ whole views
@@ -338,12 +348,8 @@ class AddressBook:
     def check_view_request(self, host: str) -> None:
         """Take one of ``host``'s whole views asked for again, or raise the refusal."""
         cfg = self.config
-        key = address_key(host)
         now = self._now()
-        bucket = self._views.get(key)
-        if bucket is None:
-            _forget_refilled(self._views, now, lambda b: b)
-            bucket = self._views[key] = Bucket(cfg.view_rate, cfg.view_burst, now)
+        bucket = self._bucket(self._views, address_key(host), now, cfg.view_rate, cfg.view_burst)
         wait = bucket.take(now)
         if wait:
             raise self.refuse(
@@ -354,14 +360,6 @@ class AddressBook:
             )
 
     # ------------------------------------------------------------------ guesses
-
-    def _guess_bucket(self, key: str, now: float) -> Bucket:
-        bucket = self._guesses.get(key)
-        if bucket is None:
-            _forget_refilled(self._guesses, now, lambda b: b)
-            cfg = self.config
-            bucket = self._guesses[key] = Bucket(cfg.guess_rate, cfg.guess_burst, now)
-        return bucket
 
     def check_guess(self, host: str) -> None:
         """Raise the refusal if ``host`` has given too many wrong codes or passwords lately: a
@@ -381,9 +379,12 @@ class AddressBook:
     def wrong_guess(self, host: str, code: str) -> None:
         """``host`` gave a room code that names no room, or a wrong password (``code``): it
         costs the address one guess, and is logged (at most once a minute per address)."""
-        key = address_key(host)
+        cfg = self.config
         now = self._now()
-        self._guess_bucket(key, now).spend(now, 1)
+        guesses = self._bucket(
+            self._guesses, address_key(host), now, cfg.guess_rate, cfg.guess_burst
+        )
+        guesses.spend(now, 1)
         self.note(host, code, "a room code or password that is wrong")
 
     # ------------------------------------------------------------------ rooms
