@@ -117,8 +117,19 @@ class ServerConfig:
 
     #: Seconds connections get to say goodbye at shutdown.
     shutdown_grace: float = 2.0
+    #: The wall clock: what the game's deadlines and its log's times are told in.
     clock: Callable[[], float] = time.time
+    #: What measures how long the room's own waits have lasted (a host away, nobody connected, a
+    #: deal's shares); None: ``time.monotonic`` beside the wall clock, else ``clock`` itself (a
+    #: test's clock is its own measure). See ``elapsed_clock``.
+    steady_clock: Callable[[], float] | None = None
     say: Callable[[str], None] = _say
+
+    def elapsed_clock(self) -> Callable[[], float]:
+        """The clock a room follows ``clock``'s steps by (``Room._follow_clock_steps``)."""
+        if self.steady_clock is not None:
+            return self.steady_clock
+        return time.monotonic if self.clock is time.time else self.clock
 
 
 #: The fields ``--config FILE`` and the command line may set, with their types.

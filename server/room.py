@@ -175,6 +175,9 @@ PAUSED_SHUTDOWN_BYE = (
     " host resumes it"
 )
 
+#: A step of the wall clock larger than this (seconds) is not time the room's own waits lasted.
+CLOCK_STEP = 2.0
+
 #: At most this many queued game commands are made durable together (``Room._game_commands``).
 GROUP_MOST = 16
 
@@ -290,6 +293,9 @@ class Room:
         self._presence: dict[int, bool] = {}
         #: The deal under way, between the host's start and the game (None otherwise).
         self._dealing: Dealing | None = None
+        #: The wall clock less the steady one, as last seen (``_follow_clock_steps``).
+        self._steady = config.elapsed_clock()
+        self._clock_offset = now - self._steady()
         #: Records each seat has had logged this round, by budget: (round number, (seat,
         #: budget) -> count); see ``_budget``.
         self._acted: tuple[int, dict[tuple[int, Budget], int]] = (0, {})
@@ -400,7 +406,10 @@ class Room:
                     with trio.move_on_after(wait):
                         await self._wakeup.park()
                 # Woken by an item or by the clock. ``wake`` still holds: nothing of the room
-                # changes while it waits (all comes through the inbox), only the time.
+                # changes while it waits (all comes through the inbox), only the time, unless
+                # the wall clock stepped.
+            if self._follow_clock_steps():
+                wake = self._next_wake()
             if self.config.clock() >= wake:  # an overdue deadline goes before queued requests
                 await trio.lowlevel.checkpoint()  # a timer that changed nothing must not spin
                 await self._on_timer()
@@ -430,6 +439,38 @@ class Room:
             self._note_empty()
             if self._finished():
                 return
+
+    def _follow_clock_steps(self) -> bool:
+        """Move the room's own waits with a step of the wall clock; True if it stepped.
+
+        Why: those waits (a host away, nobody connected, the spectators' interval, a deal's
+        shares, a stalled log's retry) are measured on the wall clock, beside the game's logged
+        deadlines, and a step of it (NTP after boot, a laptop waking from sleep, an operator) is
+        not time they lasted: a step of 31 minutes abandoned every game nobody was connected to
+        at that moment (found by review). The game's own deadlines do not move: its clock runs
+        on through a step, as it does through a restart (docs/RULES.md).
+        """
+        offset = self.config.clock() - self._steady()
+        step, self._clock_offset = offset - self._clock_offset, offset
+        if abs(step) < CLOCK_STEP:
+            return False
+        log.warning("room %s: the wall clock stepped %+.1f s; the room's waits move with it",
+                    self.code, step)  # fmt: skip
+        away = self.members.away_since
+        for pid in away:
+            away[pid] += step
+        if self.no_player_since is not None:
+            self.no_player_since += step
+        if self.stalled_retry is not None:
+            self.stalled_retry += step
+        if self._spectators_due is not None:
+            self._spectators_due += step
+        if self._players_due is not None:
+            self._players_due += step
+        self._spectators_sent += step
+        if self._dealing is not None:
+            self._dealing.deadline += step
+        return True
 
     def _note_empty(self) -> None:
         """Start (or stop) the idle clock as the last seat's connection goes (or one comes)."""

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from gamescripts import DARK, DARK_TOTALS, NAMES, STANDARD, STANDARD_TOTALS, STARS, RoundScript
-from wsclient import Client, open_table, play_round, start_game
+from wsclient import Client, open_client, open_table, play_round, start_game
 
 from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
@@ -194,3 +194,36 @@ async def test_an_abandoned_game_has_one_line_in_the_server_log(start_server, ca
     said = [r.getMessage() for r in caplog.records if ": game " in r.getMessage()]
     ended = [s for s in said if " abandoned" in s or " finished" in s]
     assert len(ended) == 1 and "abandoned (no player for" in ended[0], said
+
+
+async def test_a_step_of_the_wall_clock_is_not_time_nobody_was_connected(start_server, caplog):
+    """Found by review: the wall clock stepped 31 minutes forward (NTP after boot; a laptop
+    that wakes from sleep does the same) and every game nobody was connected to was abandoned
+    at once, for good. The room's own waits move with such a step; time that does pass still
+    counts."""
+    import time
+
+    from clienthelpers import wait_until
+
+    from conjure.protocol.messages import InLimits
+
+    step = [0.0]
+    server = await start_server(
+        abandon_after=3.0, clock=lambda: time.time() + step[0], steady_clock=time.monotonic
+    )
+    no_clocks = InLimits(choose=None, spell=None, mark=None, commit=None, reveal=None, review=None)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], RoomSettings(limits=no_clocks)) as t:
+        await t[0].send(m.StartGame())
+        await t[0].wait_view(lambda v: v.round == 1)
+        code = t[0].room
+    room = server.rooms[code]
+    await wait_until(lambda: room.no_player_since is not None, what="everyone to be gone")
+    with caplog.at_level(logging.WARNING, logger="conjure"):
+        step[0] = 31 * 60.0
+        async with open_client(server.url, "Eve") as eve:  # the room wakes for her, and looks
+            await eve.watch(code)
+            v = await eve.wait_view(lambda v: v.round == 1)
+            assert not v.abandoned and v.phase != "over", "abandoned by a step of the clock"
+        assert "the wall clock stepped +1860.0 s" in caplog.text
+    await wait_until(lambda: room.game is not None and room.game.over, timeout=10, what="abandon")
+    assert room.game is not None and room.game.abandoned  # the time that did pass still counts
