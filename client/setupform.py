@@ -83,11 +83,16 @@ def _cards_notice(
 
 
 def parse_limits(text: str, base: InLimits = LIMIT_DEFAULTS) -> InLimits:
-    """'90 60 90 120 30 120', 'off', 'spell=30 review=off' or a mix -> per-phase limits."""
+    """'90 60 90 120 30 120', 'off', '30' (every phase), 'spell=30 review=off' or a mix ->
+    per-phase limits."""
     values = msgspec.structs.asdict(base)
     tokens = text.replace(",", " ").split()
     if len(tokens) == 1 and tokens[0].lower() in ("off", "none"):
         return InLimits(**dict.fromkeys(PHASES))
+    if len(tokens) == 1 and "=" not in tokens[0]:
+        # One number is every phase's, as "off" is ("30" set the choice's alone, while the
+        # newcomer who typed it meant 30 s each: found by review).
+        tokens = [f"{name}={tokens[0]}" for name in PHASES]
     position = 0
     for token in tokens:
         if "=" in token:
@@ -190,7 +195,7 @@ class SetupForm:
         return {
             "variant": "Dark Magic: the conjurer writes the summoning word first, in secret.",
             "limits": "Seconds for each phase: choose, spell (per turn), mark, commit, reveal, "
-            "review. Six numbers, 'off' for no clock at all, or e.g. spell=30 review=off.",
+            "review. Six numbers, one for all, 'off' for no clock, or e.g. spell=30 review=off.",
             "deck": "Your own categories: typed one by one or loaded from a TOML deck file.",
             "cards": "Type 'Famous bridge **' or 'Famous bridge 2' (1-3 stars), or @deck.toml.",
             "spectators": "Spectators see the public table, never a word before the reveal.",

@@ -758,6 +758,9 @@ def test_parsers():
     assert all(v is None for v in msgspec.structs.asdict(limits).values())
     limits = parse_limits("10 20 off")
     assert (limits.choose, limits.spell, limits.mark, limits.commit) == (10, 20, None, 120)
+    # One number is every phase's, as "off" is (a newcomer's "30" meant 30 s each).
+    assert set(msgspec.structs.asdict(parse_limits("30")).values()) == {30}
+    assert set(msgspec.structs.asdict(parse_limits("45s")).values()) == {45}
     with pytest.raises(ValueError):
         parse_limits("2")
     with pytest.raises(ValueError):
