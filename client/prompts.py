@@ -307,9 +307,17 @@ class Prompts(TableState):
             target = self.player(sub[1])
             word = quoted(target.summon if target else None)
             writers = self.challenge_alone(sub[1])
+            # Who loses, by name where the line holds them (it was 81 columns, and "(2 players)"
+            # did not say who: found by review).
             n = len(writers)
-            whose = writers[0] if n == 1 else f"{n} players"
-            return f"Only you vote: {word} ({whose}) would be invalid, -3 each. Challenge? y/n: "
+            named = (
+                f"{names_list(writers)} loses 3" if n == 1 else f"{names_list(writers)} lose 3 each"
+            )
+            for loses in (named, f"{n} players lose 3 each", "each writer loses 3"):
+                ask = f"Only you vote: {loses} for {word}. Challenge? y/n: "
+                if cells(ask) <= 78:
+                    break
+            return ask
         if sub and sub[0] == "challenge":
             target = self.player(sub[1])
             word = target.summon if target else "?"

@@ -788,9 +788,7 @@ def test_a_challenge_only_you_would_vote_on_asks_first(tmp_path):
     for key in ("c", "2", "3"):
         s.key(key)
     assert h.sent == []  # not yet
-    assert s.prompt() == (
-        "Only you vote: 'grape' (3 players) would be invalid, -3 each. Challenge? y/n: "
-    )
+    assert s.prompt() == "Only you vote: Bob, Cat and Dan lose 3 each for 'grape'. Challenge? y/n: "
     s.key("n")
     assert h.sent == [] and s.sub == ()
     for key in ("c", "2", "3", "y"):
