@@ -444,11 +444,12 @@ class Room:
         """Move the room's own waits with a step of the wall clock; True if it stepped.
 
         Why: those waits (a host away, nobody connected, the spectators' interval, a deal's
-        shares, a stalled log's retry) are measured on the wall clock, beside the game's logged
-        deadlines, and a step of it (NTP after boot, a laptop waking from sleep, an operator) is
-        not time they lasted: a step of 31 minutes abandoned every game nobody was connected to
-        at that moment (found by review). The game's own deadlines do not move: its clock runs
-        on through a step, as it does through a restart (docs/RULES.md).
+        shares, a stalled log's retry, the chat budgets) are measured on the wall clock, beside
+        the game's logged deadlines, and a step of it (NTP after boot, a laptop waking from
+        sleep, an operator) is not time they lasted: a step of 31 minutes abandoned every game
+        nobody was connected to at that moment, and a step back would have emptied the chat
+        budgets for as long (found by review). The game's own deadlines do not move: its clock
+        runs on through a step, as it does through a restart (docs/RULES.md).
         """
         offset = self.config.clock() - self._steady()
         step, self._clock_offset = offset - self._clock_offset, offset
@@ -470,6 +471,8 @@ class Room:
         self._spectators_sent += step
         if self._dealing is not None:
             self._dealing.deadline += step
+        for budget in self._chat.values():  # (a step back emptied them for as long)
+            budget.stamp += step
         return True
 
     def _note_empty(self) -> None:

@@ -227,3 +227,21 @@ async def test_a_step_of_the_wall_clock_is_not_time_nobody_was_connected(start_s
         assert "the wall clock stepped +1860.0 s" in caplog.text
     await wait_until(lambda: room.game is not None and room.game.over, timeout=10, what="abandon")
     assert room.game is not None and room.game.abandoned  # the time that did pass still counts
+
+
+async def test_a_step_back_of_the_wall_clock_leaves_the_chat_budgets_as_they_were(start_server):
+    """A step back of an hour emptied every seat's chat budget for an hour (each refills by the
+    wall clock): it moves with the step, as the room's waits do."""
+    import time
+
+    step = [0.0]
+    server = await start_server(clock=lambda: time.time() + step[0], steady_clock=time.monotonic)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"], RoomSettings()) as (ann, _bob, _cy):
+        await ann.send(m.SendChat(text="before"))
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "before")
+        step[0] = -3600.0
+        await ann.send(m.SendChat(text="after"))
+        got = await ann.recv_until(
+            lambda x: isinstance(x, m.Error) or (isinstance(x, m.Chat) and x.text == "after")
+        )
+        assert isinstance(got, m.Chat) and got.text == "after", got
