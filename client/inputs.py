@@ -1058,6 +1058,7 @@ class Inputs(Prompts):
         return [b - 1 for b in boards]
 
     quit_requested = False
+    #: The last chat line sent, until the server took or refused it (``chat_busy``).
     last_chat: str | None = None
 
 

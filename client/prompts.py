@@ -309,10 +309,8 @@ class Prompts(TableState):
             writers = self.challenge_alone(sub[1])
             # Who loses, by name where the line holds them (it was 81 columns, and "(2 players)"
             # did not say who: found by review).
-            n = len(writers)
-            named = (
-                f"{names_list(writers)} loses 3" if n == 1 else f"{names_list(writers)} lose 3 each"
-            )
+            n, names = len(writers), names_list(writers)
+            named = f"{names} loses 3" if n == 1 else f"{names} lose 3 each"
             for loses in (named, f"{n} players lose 3 each", "each writer loses 3"):
                 ask = f"Only you vote: {loses} for {word}. Challenge? y/n: "
                 if cells(ask) <= 78:

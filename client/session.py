@@ -197,8 +197,6 @@ class Session(Inputs):
         #: (room, commitment) of the deal this client last added a share to, until the server
         #: names its game (``StateDir.name_deal``).
         self.dealt: tuple[str, str] | None = None
-        #: The last chat line sent, until the server took or refused it (``chat_busy``).
-        self.last_chat: str | None = None
         self.sent: list[ClientMsg] = []  # every message handed to send, for tests and the log
         self.first_time = not store.seen("howto")
         self._reason = ""  # why the connection was lost, for the banner

@@ -216,8 +216,12 @@ def counted_as_one(sheet: RoundSheet[P], invalid: Mapping[P, object]) -> list[li
     """The players whose standing words count as one word (``_groups``: the same word, or ruled
     the same thing), each class of two or more, as scoring would group them now; for the table
     to see during the review, so that nobody proposes as one what already is."""
-    counted = {p: w for p, w in sheet.summon.items() if p in sheet.players and p not in invalid}
-    return [g for g in _groups(sheet, counted)[0] if len(g) >= 2]
+    return [g for g in _groups(sheet, _counted(sheet, invalid))[0] if len(g) >= 2]
+
+
+def _counted(sheet: RoundSheet[P], invalid: Mapping[P, object]) -> dict[P, str]:
+    """The summoning words that count: the players' own, none that is invalid."""
+    return {p: w for p, w in sheet.summon.items() if p in sheet.players and p not in invalid}
 
 
 def _n(k: int, noun: str) -> str:
@@ -259,7 +263,7 @@ def score_round(sheet: RoundSheet[P], house: Iterable[str] = frozenset()) -> Rou
     rules = parse_house_rules(house)
     invalid, flags = check_words(sheet)
     compared = {p: normalize(w) for p, w in sheet.summon.items() if p in sheet.players}
-    counted = {p: w for p, w in sheet.summon.items() if p in sheet.players and p not in invalid}
+    counted = _counted(sheet, invalid)
     groups, links, unused = _groups(sheet, counted)
     reasons: dict[P, list[Point]] = {p: [] for p in sheet.players}
     s = sheet.stars
