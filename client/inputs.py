@@ -242,14 +242,12 @@ class Inputs(Prompts):
         self, before: tuple[StatusKind, str] | None, sent: int, asked: tuple | None
     ) -> None:
         """A warning or a refusal still on the status line is over once the player has made a
-        move since, or gone on to another question (and nothing new was said): it would read as
-        being about that move, or that question."""
-        if (
-            before is not None
-            and before[0] != "info"
-            and self.status is before
-            and (len(self.sent) > sent or self.prompt_owner() != asked)
-        ):
+        move since, and anything said, once they have gone on to another question (and nothing
+        new was said): it would read as being about that move, or that question ("Settings
+        unchanged." stood under the start question: seen at 80x24)."""
+        if before is None or self.status is not before:
+            return
+        if (len(self.sent) > sent and before[0] != "info") or self.prompt_owner() != asked:
             self.status = None
 
     def settle_input(self, text: str) -> str | None:

@@ -396,6 +396,9 @@ class Prompts(TableState):
                 parts.append("Enter confirm")
             elif self.confirm_word is not None:
                 parts += ["y write it" if v.phase == "spell" else "y lock in", "n change it"]
+            elif self.sub and self.prompt().rstrip().endswith("y/n:"):
+                # (a question of the lobby or the review: its keys, not "Esc cancel" alone)
+                parts += ["y yes", "n/Esc no"]
             elif self.sub:
                 parts.append("Esc cancel")
         elif not self.asks_nothing():

@@ -1240,6 +1240,8 @@ def test_esc_leaves_the_settings_unchanged_and_says_what_the_new_rooms_questions
     assert s.form is None and h.sent == []
     assert s.status == ("info", "Settings unchanged.")
     assert s.prompt().startswith("Lobby: s=start")
+    s.key("s")  # another question: what was said of the last is over (it stood under this one)
+    assert s.prompt().startswith("Start the game now") and s.status is None
     new, _ = fresh(tmp_path / "new", name="Ann", create=True)
     new.on_connected()
     assert new.form is not None and new.form.for_create
@@ -1360,6 +1362,7 @@ def test_removing_a_player_from_the_lobby_asks_first(tmp_path):
     s.key("k")
     s.key("2")
     assert h.sent == [] and s.prompt() == "Remove Bob (board 2) from the room? y/n: "
+    assert s.key_help().startswith("y yes · n/Esc no")  # the question's keys (seen at 80x24)
     s.key("x")
     assert h.sent == [] and s.status[1].startswith("Press y to remove them")
     s.key("y")  # right after the refused key: the rest of a mistyped burst, not an answer
