@@ -31,18 +31,21 @@ def _deletes(word: str) -> set[str]:
 
 
 @functools.cache
-def _index() -> tuple[dict[str, list[int]], tuple[str, ...], tuple[float, ...]]:
-    """Each one-letter-deleted form -> the vocabulary words it comes from (built once, ~0.1 s)."""
+def _index() -> tuple[dict[str, list[int]], tuple[str, ...], tuple[float, ...], frozenset[int]]:
+    """Each one-letter-deleted form -> the vocabulary words it comes from (built once, ~0.1 s),
+    and which of those words are names (not common nouns: offered only when nearer, below)."""
     data, wordnet = load_data(), word_data()
     zipf = tuple(float(z) for z in data.zipf)
     index: dict[str, list[int]] = {}
+    names: set[int] = set()
     for i, word in enumerate(data.words):
-        # (not a name: "penn" is no slip for "peny")
-        if not word.isalpha() or stopped(word, data.stop) or not wordnet.is_common(word):
+        if not word.isalpha() or stopped(word, data.stop):
             continue
+        if not wordnet.is_common(word):
+            names.add(i)
         for form in _deletes(word):
             index.setdefault(form, []).append(i)
-    return index, data.words, zipf
+    return index, data.words, zipf, frozenset(names)
 
 
 def slips(a: str, b: str) -> int:
@@ -65,20 +68,27 @@ def meant(typed: str, most: int = 3) -> list[str]:
     fewest slips, then the same letters in another order (a swap: "hrose" is "horse" before
     "rose"), then a letter left out before one too many ("peny": penny before pen), then the
     commoner. A plural's slips are looked for in its singular too ("shraks":
-    shark). Failing those, the words ``difflib`` finds alike ("elefant": elephant)."""
+    shark). Failing those, the words ``difflib`` finds alike ("elefant": elephant).
+
+    A name (Beethoven, Paris) is offered only when it is fewer slips away than every common
+    noun: "bethoven" is one slip from beethoven and from no common noun, but "penn" is no slip
+    for "peny" (penny is as near)."""
     if not typed.isalpha() or len(typed) < 3:
         return []
-    index, words, zipf = _index()
+    index, words, zipf, names = _index()
     forms = {typed, typed[:-1]} if typed.endswith("s") and len(typed) > 3 else {typed}
     found = {i for form in forms for d in _deletes(form) for i in index.get(d, ())}
     letters = sorted(typed)
     ranked = sorted(
-        (n, sorted(words[i]) != letters, len(words[i]) < len(typed), -zipf[i], words[i])
+        (n, sorted(words[i]) != letters, len(words[i]) < len(typed), -zipf[i], words[i], i)
         for i in found
         if words[i] not in forms and (n := min(slips(f, words[i]) for f in forms)) <= MOST_SLIPS
     )
-    if ranked:
-        return [word for *_, word in ranked[:most]]
+    common = [r for r in ranked if r[-1] not in names]
+    nearest = common[0][0] if common else MOST_SLIPS + 1
+    offered = [r for r in ranked if r[-1] not in names or r[0] < nearest]
+    if offered:
+        return [r[4] for r in offered[:most]]
     return difflib.get_close_matches(typed, _alike_pool(typed[0], len(typed)), most, 0.8)
 
 
@@ -86,7 +96,7 @@ def meant(typed: str, most: int = 3) -> list[str]:
 def _alike_pool(first: str, length: int) -> tuple[str, ...]:
     """The vocabulary's words that begin with ``first`` and are within two letters of
     ``length`` long, commonest first ("smartphone" is no slip for "marathoner")."""
-    index, words, zipf = _index()
-    usable = {i for ids in index.values() for i in ids}
+    index, words, zipf, names = _index()
+    usable = {i for ids in index.values() for i in ids} - names
     near = [i for i in usable if words[i][0] == first and abs(len(words[i]) - length) <= 2]
     return tuple(words[i] for i in sorted(near, key=lambda i: -zipf[i]))

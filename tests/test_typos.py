@@ -39,6 +39,15 @@ def test_nothing_unlikely_is_offered():
     assert len(meant("peny")) <= 3
 
 
+@pytest.mark.parametrize(
+    ("typed", "name"),
+    [("bethoven", "beethoven"), ("mozrt", "mozart"), ("einstien", "einstein"), ("londn", "london")],
+)
+def test_a_name_is_offered_when_no_common_noun_is_as_near(typed, name):
+    """A newcomer's "bethoven" was asked about with no word offered (seen at 80x24)."""
+    assert meant(typed)[0] == name
+
+
 def test_slips_count_a_swap_of_neighbours_as_one():
     assert slips("eagel", "eagle") == 1
     assert slips("hrose", "horse") == 1
