@@ -624,8 +624,8 @@ def _check_lines(a: Audit) -> list[str]:
                 line(
                     True,
                     f"the deal: the server's seed opens the commitment it announced "
-                    f"({d.commitment[:16]}…), {len(d.contributions)} of {n} seats added a "
-                    f"share, and shuffling the {len(d.deck)}-card deck with the combined seed "
+                    f"({d.commitment[:16]}…), the log holds a share for {len(d.contributions)} "
+                    f"of {n} seats, and shuffling the {len(d.deck)}-card deck with the combined seed "
                     "deals exactly the cards on the table",
                 )
         for p in k.get("rules", []):

@@ -380,12 +380,38 @@ def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
         for problem in problems:
             a.fail("deal", f"{where}: {problem}")
         if not problems:
+            a.deal_confirmed.update(s for s, v in d.contributions.items() if v == kept.get("share"))
             seat = kept.get("seat")
             whose = f" for its seat ({a.name(seat)})" if isinstance(seat, int) else ""
             a.deal_kept.append(
                 f"{where}: the commitment this player's client was shown is the logged one, "
                 f"and the share it sent is in the deal{whose}"
             )
+
+
+def _unconfirmed_shares(a: Audit) -> None:
+    """Note the seats whose logged share no player's kept deal confirms. Why: the log's shares
+    are the server's word; a server that logged shares of its own choosing, after it had
+    committed to its seed, chose the cards, and the players' receipts, given for that very log,
+    cannot tell (found by review: the deal's line said every seat "added a share")."""
+    start = a.start
+    if start is None or start.deal is None:
+        return
+    seats = sorted(set(start.deal.contributions) - a.deal_confirmed)
+    if not seats:
+        return
+    if len(seats) == len(start.deal.contributions):
+        which = "every seat's share in the log is"
+    elif len(seats) == 1:
+        which = f"{a.name(seats[0])}'s share in the log is"
+    else:
+        names = [a.name(s) for s in seats]
+        which = f"the shares of {', '.join(names[:-1])} and {names[-1]} in the log are"
+    a.notes.append(
+        f"the deal: {which} the server's word, which no kept deal given confirms (a player's "
+        "client keeps its own in its state directory: --state-dir). A server that logged "
+        "shares of its own choosing could have chosen the cards"
+    )
 
 
 def _same_seated(kept: str, logged: str) -> bool:
@@ -543,6 +569,8 @@ class Audit:
     redecided: int = 0
     #: what players' clients kept of the deal and agrees with the log (``check_kept_deals``)
     deal_kept: list[str] = field(default_factory=list)
+    #: the seats whose logged share a player's kept deal confirms (``check_kept_deals``)
+    deal_confirmed: set[int] = field(default_factory=set)
 
     @property
     def verified(self) -> bool:
@@ -1575,6 +1603,7 @@ def audit(
                 _nothing_of_this_game(a, d, reads or ReceiptReads())
     _check_receipts(a, server_keys)
     _unanchored(a)
+    _unconfirmed_shares(a)
     damaged = a.corrupt is not None or a.torn is not None
     if a.start is not None and not a.finished and a.replay_stopped is None and not damaged:
         g = a.state

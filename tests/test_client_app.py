@@ -424,6 +424,11 @@ async def test_the_client_keeps_each_deals_commitment_and_its_own_share_as_logge
     # conjure replay reads what the client kept: it agrees, then a lie of each kind fails
     found = audit(log, state_dirs=[state])
     assert not found.kinds.get("deal") and len(found.deal_kept) == 1, found.problems
+    # Ann's share is hers, as her client kept it; Bob's and Cat's are the server's word alone
+    # (the deal's line said every seat "added a share": found by review)
+    (said,) = [n for n in found.notes if n.startswith("the deal:")]
+    assert said.startswith("the deal: the shares of Bob and Cat in the log are the server's")
+    assert any(n.startswith("the deal: every seat's share") for n in audit(log).notes)
     secrets = state / SECRETS_FILE
     kept_doc = json.loads(secrets.read_text())
     for field, lie in (("share", "ab" * 32), ("commitment", "cd" * 32)):

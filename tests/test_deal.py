@@ -60,7 +60,9 @@ async def test_every_seat_adds_a_share_and_the_log_deals_again(server, capsys):
     assert main(["replay", str(log), "--no-state-dir"]) == 0
     out = capsys.readouterr().out
     assert "ok    the deal: the server's seed opens the commitment it announced" in out
-    assert "3 of 3 seats added a share" in out
+    assert "the log holds a share for 3 of 3 seats" in out
+    # ... but that it is each seat's own share, only the players' kept deals show
+    assert "note  the deal: every seat's share in the log is the server's word" in out
 
 
 async def test_a_silent_seat_is_dealt_without_its_share(start_server):
