@@ -546,7 +546,7 @@ class Inputs(Prompts):
         if key == "enter":
             self._confirm_marks()
             return
-        if not key.isdigit():
+        if not key.isdecimal():  # ("²", a key of French keyboards, is a digit int() refuses)
             return
         seat = int(key) - 1
         p = self.player(seat)
@@ -675,7 +675,7 @@ class Inputs(Prompts):
                 raise Refused(self._not_yours(found[0]))
             self.sub = ("vote", pid)
         elif sub[0] == "vote" and len(sub) == 2:
-            if key.isdigit():  # a proposal's number: the help's 'v 1 y' with one to vote on
+            if key.isdecimal():  # a proposal's number: the help's 'v 1 y' with one to vote on
                 self.sub = ("vote",)
                 try:
                     self._review_key(key)

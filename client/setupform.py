@@ -35,7 +35,7 @@ def _card_and_stars_given(text: str) -> tuple[Card, bool]:
     given = count > 0
     if count == 0:
         head, _, tail = raw.rpartition(" ")
-        if head and tail.isdigit():
+        if head and tail.isdecimal():  # (int() takes no "²", which isdigit() passes)
             count = int(tail)
             raw = head.strip()
             given = True

@@ -133,7 +133,11 @@ class Receipt:
 def parse_receipt_arg(text: str) -> Receipt:
     """``SEQ:HASH`` from the command line; raises Unusable with a sentence otherwise."""
     seq_text, sep, hash_text = text.strip().partition(":")
-    if not sep or not seq_text.isdigit() or not is_hex64(hash_text.lower()):
+    if (
+        not sep
+        or not (seq_text.isascii() and seq_text.isdigit())
+        or not is_hex64(hash_text.lower())
+    ):
         raise Unusable(
             f"--receipt {text!r}: expected SEQ:HASH (a sequence number, a colon and the record's "
             "64 hex digit hash) or a receipt file"

@@ -672,6 +672,10 @@ def test_directory_missing_file_and_bad_arguments_are_unusable(tmp_path, sample,
     path, _ = sample
     assert replay(str(path), "--receipt", "12:abc") == 2
     assert "expected SEQ:HASH" in capsys.readouterr().err
+    # a digit int() refuses ("²") was a traceback and exit 1, "not verified" (found by review)
+    for seq in ("²", "١٢"):
+        assert replay(str(path), "--receipt", f"{seq}:{'ab' * 32}") == 2
+        assert "expected SEQ:HASH" in capsys.readouterr().err
     assert replay(str(path), "--round", "9") == 2
     assert "round 9 is not in this log (it holds rounds 1-4)" in capsys.readouterr().err
 

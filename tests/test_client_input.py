@@ -20,7 +20,7 @@ from test_client_session import Harness, players, spells, view
 
 from conjure.client import screen
 from conjure.client.inputs import CHOOSE_SEEN, HOST_QUITS, SETTINGS_FOR_CREATE, pasted_line
-from conjure.client.session import CHAT_BACK, Session
+from conjure.client.session import CHAT_BACK, Session, parse_card
 from conjure.client.statefile import StateDir
 from conjure.client.tablestate import status_rows
 from conjure.client.textfit import cells, shorten, wrap, wrap_items
@@ -1838,3 +1838,30 @@ def test_a_line_typed_in_the_lobby_is_refused_as_the_lobby_not_as_a_turn(tmp_pat
         "warn",
         "The game has not started (the host starts it): nothing was sent (/say sends a chat).",
     )
+
+
+def test_a_digit_that_is_no_number_is_no_board_and_no_proposal(tmp_path):
+    """'²' is a key of French keyboards, and a digit to ``str.isdigit``, which ``int`` refuses:
+    pressed while boards or proposals are picked by number, it was an internal error."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("mark", players=players(0, **spells(Bob="B", Cat="C", Dan="D"))))
+    for k in "²³¹":
+        s.key(k)
+    assert h.sent == [] and s.status is None
+    s.key("2")
+    s.key("٣")  # an Arabic-Indic three is a number: board 3
+    s.key("enter")
+    assert [x.boards for x in h.sent] == [[1, 2]]
+    same = ProposalView(
+        id=0, kind="same", by=1, seats=[1, 2], words=["rocket", "star"], voters=[0, 3]
+    )
+    other = ProposalView(
+        id=1, kind="same", by=2, seats=[1, 3], words=["rocket", "comet"], voters=[0, 2]
+    )
+    h.show(review_with(same, other))
+    s.key("v")
+    assert s.sub == ("vote",)  # which proposal?
+    s.key("²")
+    assert len(h.sent) == 1 and s.status is not None and "by its number" in s.status[1]
+    assert parse_card("Tree ²").stars == 1  # not a count of stars (int() refuses it)
