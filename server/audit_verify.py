@@ -52,7 +52,15 @@ from conjure.protocol.wording import counted, signed
 from conjure.protocol.words import word_fingerprint
 from conjure.server.config import ServerConfig
 from conjure.server.keyfiles import NotKeptFile, read_kept
-from conjure.server.logformat import LOG_FORMAT, LogCorrupt, LogRecord, read_log, verify_receipt
+from conjure.server.logformat import (
+    LOG_FORMAT,
+    RECORD_START,
+    LogCorrupt,
+    LogRecord,
+    converted,
+    read_log,
+    verify_receipt,
+)
 from conjure.server.redecide import redecide
 from conjure.server.rules import commands as cmd
 from conjure.server.rules.evolve import evolve
@@ -64,8 +72,6 @@ from conjure.server.rules.state import Game
 
 #: Rules versions this program can score. A log naming another one is refused (exit 2).
 KNOWN_RULES_VERSIONS: frozenset[int] = frozenset(ev.AUDITABLE_RULES)
-
-_RECORD_START = b'{"batch":'
 
 
 class Unusable(Exception):
@@ -673,6 +679,13 @@ def _read(path: Path, audit: Audit) -> None:
         raise Unusable(
             f"{path_text(path)}: is empty: it holds no records, so there is no game to audit"
         )
+    if (conversion := converted(buf)) is not None:
+        # Its records may well be whole, but its bytes are not the ones hashed: said as a crash
+        # in the first write (CRLF) or an edit (a byte-order mark) before (found by review).
+        raise Unusable(
+            f"{path_text(path)}: {conversion}: a log is written without either, and its hashes "
+            "are of its lines as written; undone, the log can be audited again"
+        )
     try:
         result = read_log(path)
     except LogCorrupt as exc:
@@ -691,7 +704,7 @@ def _read(path: Path, audit: Audit) -> None:
         raise Unusable(f"{path_text(path)}: cannot read it: {exc.strerror or exc}") from None
     audit.records = list(result.records)
     if result.torn:
-        looks_like_a_log = buf.startswith(_RECORD_START) or _RECORD_START.startswith(buf)
+        looks_like_a_log = buf.startswith(RECORD_START) or RECORD_START.startswith(buf)
         if not result.records and not looks_like_a_log:
             first = buf.split(b"\n", 1)[0]
             why = "not JSON" if not first.lstrip().startswith((b"{", b"[")) else "not a log record"

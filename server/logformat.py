@@ -298,7 +298,7 @@ _NOT_HEX = "not a log record: prev and hash must be 64 lowercase hexadecimal dig
 
 
 #: How every stored line begins (``batch`` sorts first).
-_RECORD_START = b'{"batch":'
+RECORD_START = b'{"batch":'
 #: Record starts tried in one line after damage, from its end (``_SoundRecordAfter``).
 SOUND_TRIES = 16
 
@@ -352,11 +352,11 @@ class _SoundRecordAfter:
         # still fails the audit.
         end = len(window)
         for _ in range(SOUND_TRIES):
-            i = window.rfind(_RECORD_START, 0, end)
+            i = window.rfind(RECORD_START, 0, end)
             if i < 0 or (i == 0 and at_start and self._first) or self.found:
                 break
             self.found = _damage(window[i:])[0] is not None
-            end = i + len(_RECORD_START) - 1
+            end = i + len(RECORD_START) - 1
         self._line.clear()
         self._length = 0
         self._first = False
@@ -531,6 +531,27 @@ def read_log(path: str | os.PathLike[str]) -> LogReadResult:
     if torn is not None:
         return LogReadResult(path, records, p.end, size, torn, digest, file_id)
     return LogReadResult(path, records, size, size, None, _EMPTY_SHA256, file_id)
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def converted(head: bytes) -> str | None:
+    """What a text tool did to the log whose first bytes are ``head``, said with the way back;
+    None if it looks untouched. Why: a log whose line ends a Windows editor or git made CRLF, or
+    that an editor gave a byte-order mark, is one whose records may well be whole; it read as
+    a crash in its first write or as an edit (found by review)."""
+    if head.startswith(_BOM + RECORD_START):
+        return (
+            "it starts with a byte-order mark, which a text editor adds "
+            "(sed -i '1s/^\\xEF\\xBB\\xBF//' FILE removes it)"
+        )
+    if head.startswith(RECORD_START) and head.split(b"\n", 1)[0].endswith(b"\r"):
+        return (
+            "its lines end in CRLF, as a Windows editor or git's autocrlf makes them "
+            "(dos2unix FILE converts them back)"
+        )
+    return None
 
 
 def first_record(fd: int) -> tuple[LogRecord | None, str]:

@@ -46,10 +46,12 @@ from conjure.protocol.text import escape_unshown
 from conjure.server import feed, results
 from conjure.server.logformat import (
     LOG_FORMAT,
+    MAX_LINE_BYTES,
     LogCorrupt,
     LogError,
     LogReadResult,
     LogRecord,
+    converted,
     first_record,
     read_log,
 )
@@ -353,6 +355,9 @@ def _header(fd: int) -> LogRecord:
     """The first record, if it is a sound ``game_started`` whose data is the event; else ``_Skip``."""
     record, why = first_record(fd)
     if record is None:
+        conversion = converted(os.pread(fd, MAX_LINE_BYTES + 1, 0))
+        if conversion is not None:  # (it was "not a game log")
+            raise _Skip(f"a game log that a text tool changed: {conversion}; undone, it loads")
         raise _Skip(f"{NOT_A_LOG} ({why})")
     if record.type != "game_started":
         raise _Skip(f"{NOT_A_LOG} (it is a {record.type[:40]!r} record)")

@@ -245,3 +245,23 @@ def test_a_sound_record_after_damage_is_found_with_starts_nested_in_it(tmp_path,
     path.write_bytes(b"".join(lines))
     with pytest.raises(logformat.LogCorrupt):
         read_log(path)
+
+
+@pytest.mark.parametrize("conversion", ["crlf", "bom"])
+def test_a_log_a_text_tool_converted_is_said_so_with_the_way_back(tmp_path, capsys, conversion):
+    """A log whose line ends a Windows editor made CRLF was told as a crash in the game's first
+    write, and one given a byte-order mark as an edited log (found by review). Undone, it
+    verifies."""
+    log = shifted(tmp_path / "g.jsonl", 0)
+    original = log.read_bytes()
+    if conversion == "crlf":
+        log.write_bytes(original.replace(b"\n", b"\r\n"))
+        said = "its lines end in CRLF, as a Windows editor or git's autocrlf makes them (dos2unix"
+    else:
+        log.write_bytes(b"\xef\xbb\xbf" + original)
+        said = "starts with a byte-order mark, which a text editor adds (sed -i"
+    code = main(["replay", str(log), "--no-state-dir"])
+    err = capsys.readouterr().err
+    assert code == 2 and said in err and "undone, the log can be audited again" in err
+    log.write_bytes(original)
+    assert replayed(capsys, str(log))[0] == 0

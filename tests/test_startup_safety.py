@@ -198,6 +198,26 @@ def test_a_huge_torn_tail_is_moved_aside_in_bounded_memory(replays):
     assert peak < 8 * MAX_LINE_BYTES
 
 
+async def test_a_log_a_text_tool_converted_is_skipped_and_said_so(start_server, replays, said):
+    """An unfinished game's log whose line ends a Windows editor made CRLF, or given a
+    byte-order mark, was skipped as "not a game log" (found by review): it is one, changed."""
+    crlf, bom = replays / "g-crlf.jsonl", replays / "g-bom.jsonl"
+    crlf.write_bytes(write_game(crlf).replace(b"\n", b"\r\n"))
+    bom.write_bytes(b"\xef\xbb\xbf" + write_game(bom))
+    before = {p: p.read_bytes() for p in (crlf, bom)}
+    server = await start(start_server)
+    assert not server.report.resumed
+    for path, what in ((crlf, "its lines end in CRLF"), (bom, "it starts with a byte-order mark")):
+        assert path.read_bytes() == before[path]
+        (line,) = lines_about(said, path)
+        assert line.startswith(f"skipped {path}: a game log that a text tool changed: {what}")
+        assert "undone, it loads" in line
+    # ... and undone, it does
+    crlf.write_bytes(before[crlf].replace(b"\r\n", b"\n"))
+    await server.aclose()
+    assert len((await start(start_server)).report.resumed) == 1
+
+
 async def test_fifo_socket_directory_and_links_are_skipped_unopened(start_server, replays, said):
     fifo = replays / "x.jsonl"
     os.mkfifo(fifo)
