@@ -37,6 +37,7 @@ ErrorCode = Literal[
     "unknown_seat",
     "cannot_kick_self",
     "seat_changed",
+    "present",
     "bad_order",
     "bad_settings",
     "player_count",

@@ -1134,6 +1134,7 @@ class Room:
         command = to_command(msg, seat, now)
         if command is None:
             raise Refusal("unexpected", f"{msg_tag(msg)!r} is not possible here.")
+        self._check_target(msg, state)
         kinds: list[Budget] = ["actions"]
         if self._is_change(msg, seat, state):
             kinds.append("changes")
@@ -1152,6 +1153,43 @@ class Room:
         for kind in kinds:
             pending[(seat, kind)] = pending.get((seat, kind), 0) + 1
         return after
+
+    def _check_target(self, msg: m.ClientMsg, g: Game) -> None:
+        """What the room knows of a skip's or a kick's target, and the rules do not.
+
+        A skip is for a player who is gone (A1): during the reveals it leaves their commitment
+        unopened, -3 (C6), so a host could cost a player who is at the table, their client
+        about to open it, 3 points (found by review). And a kick names the player meant as in the lobby, where a
+        seat that holds someone else is refused: in a game it removed whoever sat there."""
+        if not isinstance(msg, (m.SkipPlayer, m.KickPlayer)):
+            return
+        players = g.setup.players
+        if not 0 <= msg.seat < len(players):
+            return  # the rules' refusal (unknown_seat)
+        target = players[msg.seat]
+        if isinstance(msg, m.KickPlayer):
+            if msg.player_id is not None and msg.player_id != target.id:
+                raise Refusal(
+                    "seat_changed",
+                    f"Board {msg.seat + 1} is {target.name}'s, not the player meant. "
+                    "Nobody was removed.",
+                )
+            return
+        r = g.round
+        unopened = (
+            r is not None
+            and g.phase == "reveal"
+            and msg.seat in r.commits
+            and msg.seat not in r.reveals
+        )
+        here = self.conns.get(target.id)
+        if unopened and here is not None and here.open:
+            raise Refusal(
+                "present",
+                f"{target.name} is at the table and their client is opening their word: "
+                "skipped now, they would lose 3 points for it (only a player who is gone "
+                "is skipped during the reveals).",
+            )
 
     @staticmethod
     def _is_change(msg: m.ClientMsg, seat: int, g: Game) -> bool:

@@ -115,6 +115,47 @@ async def test_a_lobby_kick_that_names_its_player_removes_nobody_else_when_the_s
         assert dee.room == code
 
 
+async def test_a_player_at_the_table_is_not_skipped_out_of_their_locked_in_word(server):
+    """A1: the host skips a player who is gone. Found by review: during the reveals a skip of
+    a player whose client was about to open their word cost them 3 points (C6, "never
+    revealed"). Refused while they are there; gone, they are skipped, and C6 stands. And a
+    game's kick naming another player than the seat's removes nobody, as in the lobby."""
+    async with open_table(server.url, NAMES, deck()) as table:
+        ann, bob, cy, dee = table
+        await start_game(table)
+        await ann.choose(0)
+        for c, w in zip(table, ["lava", "mountain", "smoke", "island"], strict=True):
+            await c.wait_view(lambda v, c=c: v.phase == "spell" and v.turn == table.index(c))
+            await c.spell(w)
+        await ann.wait_view(lambda v: v.phase == "mark")
+        await ann.mark([1, 2])
+        for c, w in zip(table, ["volcano", "volcano", "volcano", "glacier"], strict=True):
+            await c.wait_view(lambda v: v.phase == "commit")
+            await c.commit(w)
+        v = await ann.wait_view(lambda v: v.phase == "reveal")
+        await ann.send(m.SkipPlayer(seat=2))
+        err = await ann.expect_error("present")
+        assert "Cy is at the table" in err.message and "lose 3 points" in err.message
+        # kick: the seat and the player meant must agree (they do not shift in a game)
+        await ann.send(m.KickPlayer(seat=1, player_id=v.players[3].id))
+        err = await ann.expect_error("seat_changed")
+        assert "Board 2 is Bob's" in err.message and "Nobody was removed" in err.message
+        await ann.reveal()
+        v = await ann.wait_view(lambda v: v.players[0].revealed)
+        assert not any(p.skipped or p.kicked for p in v.players)
+        async with open_client(server.url, "Cy again") as cy2:  # Cy's seat moves, then goes
+            await cy2.resume(ann.room, cy.token)
+            await cy.wait_closed()
+        # Cy is gone now: skipped, and the commitment stands unopened (C6)
+        await ann.wait_view(lambda v: not v.players[2].connected)
+        await ann.send(m.SkipPlayer(seat=2))
+        await ann.wait_view(lambda v: v.players[2].skipped)
+        await bob.reveal()
+        await dee.reveal()
+        v = await ann.wait_view(lambda v: v.phase == "review")
+        assert v.players[2].valid is False
+
+
 async def test_deck_must_cover_every_player(server):
     small = RoomSettings(deck="custom", custom_cards=[Card(text="One", stars=1)])
     async with open_table(server.url, ["Ann", "Bob", "Cy"], small) as (ann, _bob, _cy):
