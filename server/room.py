@@ -726,8 +726,11 @@ class Room:
                 self._change_settings(conn, msg)
             case m.SeatOrder():
                 pid = self.members.acting(conn, self)
-                self._lobby_only().reorder(pid, list(msg.order))
-                self._broadcast([f"{self._roster().name(pid)} changed the seating order."])
+                lobby = self._lobby_only()
+                before = list(lobby.seats)
+                lobby.reorder(pid, list(msg.order))
+                if lobby.seats != before:  # (as for settings: no news is not broadcast)
+                    self._broadcast([f"{self._roster().name(pid)} changed the seating order."])
             case m.StartGame():
                 await self._start(conn)
             case m.DealSeed(seed=seed):
@@ -873,9 +876,8 @@ class Room:
         lobby.change_settings(pid, msg.settings)
         self.settings = lobby.settings
         if self.settings == before:
-            # Nothing changed: the host sees the settings as they are, nobody else is sent a
-            # thing (an update with no news to every seat, again and again; found by review).
-            self._send_view(conn)
+            # Nothing changed, and nobody is sent a thing: not an update with no news to every
+            # seat, nor a whole view to the host, again and again (both found by review).
             return
         if not self.settings.spectators:
             for w in list(self.watchers):
@@ -1134,7 +1136,6 @@ class Room:
         command = to_command(msg, seat, now)
         if command is None:
             raise Refusal("unexpected", f"{msg_tag(msg)!r} is not possible here.")
-        self._check_target(msg, state)
         kinds: list[Budget] = ["actions"]
         if self._is_change(msg, seat, state):
             kinds.append("changes")
@@ -1145,6 +1146,7 @@ class Room:
         decided = decide_and_fold(state, command)
         if isinstance(decided, Refusal):
             raise decided
+        self._check_target(msg, state)  # (after the rules': a guest's skip is not_host first)
         events, after = decided
         if not events:
             return state

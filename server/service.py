@@ -561,10 +561,18 @@ class GameServer:
 
     def _route(self, conn: Connection, msg: m.ClientMsg) -> Room:
         """The room a message goes to, or a Refusal."""
-        if isinstance(msg, m.Resync) or (isinstance(msg, m.ResumeSeat) and conn.room is not None):
+        again = isinstance(msg, m.Resync) or (
+            isinstance(msg, m.ResumeSeat) and conn.room is not None
+        )
+        room = self._room_for(conn, msg)
+        if again:
             # A whole view asked for again (a reconnecting client's resume is not: it comes on
-            # a new connection, in no room yet).
+            # a new connection, in no room yet). Taken once the request is known to go to a
+            # room: a refused one spent the address's views (found by review).
             self.book.check_view_request(conn.remote)
+        return room
+
+    def _room_for(self, conn: Connection, msg: m.ClientMsg) -> Room:
         match msg:
             case m.Hello():
                 raise Refusal("already_greeted", "Hello was already said on this connection.")

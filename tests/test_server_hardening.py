@@ -780,18 +780,26 @@ async def test_resuming_the_seat_a_connection_already_holds_is_told_nobody(serve
         assert not [x for x in ann.received[mark:] if isinstance(x, m.Update)]
 
 
-async def test_settings_changed_to_what_they_are_reach_the_host_alone(server):
+async def test_settings_or_a_seating_changed_to_what_they_are_are_sent_to_nobody(server):
+    """An update with no news reached every seat, again and again; then a whole view the host,
+    outside the address's budget of whole views, and a seating order left as it was still told
+    every seat it had changed (found by review)."""
     async with open_table(server.url, ["Ann", "Bob"]) as (ann, bob):
         await bob.wait_view(lambda v: len(v.players) == 2)
-        bob.skip_all()
-        mark = len(bob.received)
+        await ann.wait_view(lambda v: len(v.players) == 2)
+        marks = [len(ann.received), len(bob.received)]
         for _ in range(5):
             assert ann.view is not None
             await ann.send(m.ChangeSettings(settings=ann.view.settings))
-            await ann.recv_until(lambda x: isinstance(x, m.Update))
+            await ann.send(m.SeatOrder(order=[0, 1]))
         await ann.send(m.SendChat(text="done"))
-        await bob.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "done")
-        assert not [x for x in bob.received[mark:] if isinstance(x, m.Update)]
+        for c, mark in zip((ann, bob), marks, strict=True):
+            await c.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "done")
+            assert [type(x) for x in c.received[mark:]] == [m.Chat]
+        await ann.send(m.SeatOrder(order=[1, 0]))  # a change is told, as ever
+        await bob.wait_view(lambda v: v.players[0].name == "Bob")
+        told = [line for x in bob.received for line in getattr(x, "feed", [])]
+        assert told[-1] == "Ann changed the seating order."
 
 
 async def test_a_spectator_does_not_hold_an_abandoned_lobby_open(start_server):
@@ -1153,6 +1161,24 @@ async def test_whole_views_asked_for_again_are_limited_per_address(start_server)
             await bob.watch(code)
             await bob.send(m.Resync())
             assert isinstance(await bob.recv_until(lambda x: isinstance(x, m.Update)), m.Update)
+
+
+async def test_a_refused_request_for_a_whole_view_spends_none(start_server):
+    """Found by review: a resync from a connection in no room was refused (not_in_room) and
+    still spent its address's whole views, so a player there was then refused its own."""
+    server = await start_server(view_rate=0.01, view_burst=2)
+    async with open_client(server.url, "Stray", source=ATTACKER) as stray:
+        for _ in range(5):
+            await stray.send(m.Resync())
+            await stray.expect_error("not_in_room")
+        await stray.send(m.ResumeSeat(room="ZZZZ", token="x" * 20))
+        await stray.expect_error("unknown_room")
+        async with open_client(server.url, "Ann", source=ATTACKER) as ann:
+            await ann.create()
+            await ann.wait_view(lambda v: v.phase == "lobby")
+            for _ in range(2):
+                await ann.send(m.Resync())
+                await ann.recv_until(lambda x: isinstance(x, m.Update) and not x.feed)
 
 
 async def test_a_lone_surrogate_escape_is_said_as_such_not_as_truncated_input(start_server):
