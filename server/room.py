@@ -816,6 +816,13 @@ class Room:
             self._send_view(conn)
         else:
             self._broadcast([] if here else [f"{self._roster().name(pid)} is back."])
+        d = self._dealing
+        if d is not None and i not in d.contributions:
+            # The deal is open and this seat has given no share: its new connection is asked
+            # for one (found by review: never told, the seat was dealt without its share after
+            # the whole wait, and its client kept no commitment to check the log against).
+            d.waiting.add(i)
+            conn.send(m.DealOpen(commitment=d.commitment, deadline=d.deadline))
 
     def _watch(self, conn: Viewer, msg: m.Watch) -> None:
         self._not_member(conn)

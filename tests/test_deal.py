@@ -114,6 +114,29 @@ async def test_the_table_is_fixed_while_it_is_dealt(start_server):
             await table[0].wait_view(lambda v: v.round == 1)
 
 
+async def test_a_seat_that_comes_back_while_it_is_dealt_is_asked_for_its_share(start_server):
+    """Found by review: a seat whose client reconnected as the deal was open got no deal_open
+    on its new connection: the start waited the whole deal time, and the seat was dealt
+    without its share (its client kept no commitment to check the log against)."""
+    server = await start_server(deal_timeout=30.0)
+    async with contextlib.AsyncExitStack() as stack:
+        table = [await stack.enter_async_context(open_client(server.url, n)) for n in "ABC"]
+        table[2].link.contribute = False  # its share comes from its next connection
+        code = await table[0].create(settings())
+        for c in table[1:]:
+            await c.join(code)
+        await table[0].wait_view(lambda v: len(v.players) == 3)
+        await table[0].send(m.StartGame())
+        await table[2].recv_until(lambda x: isinstance(x, m.DealOpen))
+        again = await stack.enter_async_context(open_client(server.url, "C again"))
+        await again.resume(code, table[2].token)  # contributes, as a client does
+        with trio.fail_after(10):  # (a hang guard: the deal's own wait is 30 s)
+            await table[0].wait_view(lambda v: v.round == 1)
+        log = server.replays / f"{table[0].view.game_id}.jsonl"
+    deal = read_log(log).records[0].data["deal"]
+    assert sorted(deal["contributions"]) == ["0", "1", "2"]
+
+
 def other_cards_dealt(path) -> bytes:
     """The log at ``path`` as a server that wanted other cards would write it: three cards of the
     deck that are not on the table, put in the start command and the event alike, and every
