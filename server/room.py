@@ -55,7 +55,7 @@ from conjure.protocol.words import shape_problem, word_fingerprint
 from conjure.server import feed, results
 from conjure.server.config import ServerConfig
 from conjure.server.connection import CLOSE_GOING_AWAY, frame_of
-from conjure.server.gate import Bucket
+from conjure.server.gate import Bucket, address_key
 from conjure.server.lobby import (
     Lobby,
     PasswordHash,
@@ -150,6 +150,14 @@ class Request:
         self.conn = conn
         self.msg = msg
         self.done = trio.Event()
+
+
+#: Comings and goings told to the table per address (``Room._announce``): one every 2 s, 12 at
+#: once (a full table of 8 joining from one machine, and some to spare).
+COMINGS_RATE = 0.5
+COMINGS_BURST = 12
+#: Beyond that budget, the table hears of them no more often than this (seconds).
+COMINGS_QUIET = 1.0
 
 
 @dataclass
@@ -279,6 +287,13 @@ class Room:
             self.members.away_since = {p.id: now for p in game.setup.players}
         #: Each seat's chat budget (``ServerConfig.chat_rate``): each line reaches every member.
         self._chat: dict[str, Bucket] = {}
+        #: The chat budgets of seats that left the lobby, by address, until they refill: a seat
+        #: joined again from there takes its budget back (``_chat_budget``).
+        self._chat_left: dict[str, Bucket] = {}
+        #: Comings and goings told to the table, by address (``_announce``).
+        self._comings: dict[str, Bucket] = {}
+        #: The last time the host role could not pass at once was logged (``_leave``).
+        self._host_stays_logged = -math.inf
         #: Since when no seat has been connected (spectators do not keep a game alive).
         self.no_player_since: float | None = now
         #: The log could not be written: when to try reopening it (None: all is well).
@@ -471,8 +486,8 @@ class Room:
         self._spectators_sent += step
         if self._dealing is not None:
             self._dealing.deadline += step
-        for budget in self._chat.values():  # (a step back emptied them for as long)
-            budget.stamp += step
+        for budget in (*self._chat.values(), *self._chat_left.values(), *self._comings.values()):
+            budget.stamp += step  # (a step back emptied them for as long)
         return True
 
     def _note_empty(self) -> None:
@@ -685,7 +700,7 @@ class Room:
             # (after the game, players leaving is no news: seen, a newcomer read every
             # computer player "away" as the final standings came up)
             assert pid is not None
-            self._broadcast([f"{self._roster().name(pid)} is away."])
+            self._announce(conn, f"{self._roster().name(pid)} is away.", arrived=False)
         else:
             self._viewers_changed()
 
@@ -715,10 +730,7 @@ class Room:
             case m.SendChat():
                 pid = self.members.acting(conn, self)
                 now = self.config.clock()
-                if (budget := self._chat.get(pid)) is None:
-                    cfg = self.config
-                    budget = self._chat[pid] = Bucket(cfg.chat_rate, cfg.chat_burst, now)
-                if budget.take(now) > 0:
+                if self._chat_budget(conn, pid, now).take(now) > 0:
                     raise Refusal("chat_busy", CHAT_BUSY)
                 i = self._roster().seat(pid)
                 self._send_all(m.Chat(name=self._roster().name(pid), text=msg.text, seat=i))
@@ -782,7 +794,7 @@ class Room:
         i = self.lobby.index(seat.id)
         assert i is not None
         conn.send(m.Seated(room=self.code, seat=i, player_id=seat.id, token=token))
-        self._broadcast([f"{seat.name} joined."])
+        self._announce(conn, f"{seat.name} joined.", arrived=True)
 
     def _resume(self, conn: Viewer, msg: m.ResumeSeat) -> None:
         pid: str | None = None
@@ -814,8 +826,10 @@ class Room:
             # and again reached every seat as an update with no news; found by review). A
             # person taking a computer player's seat, or the reverse, changes its mark.
             self._send_view(conn)
+        elif here:  # a person taking a computer player's seat, or the reverse: its mark
+            self._broadcast([])
         else:
-            self._broadcast([] if here else [f"{self._roster().name(pid)} is back."])
+            self._announce(conn, f"{self._roster().name(pid)} is back.", arrived=True)
         d = self._dealing
         if d is not None and i not in d.contributions:
             # The deal is open and this seat has given no share: its new connection is asked
@@ -863,18 +877,29 @@ class Room:
         if self.lobby is not None:
             self.lobby.remove(pid, self.members.computers)
             self.members.remove(pid)
+            self._chat_gone(conn, pid)
             Members.unbind(conn)
             conn.close("you left the room")
-            self._broadcast([f"{name} left."])
+            self._announce(conn, f"{name} left.", arrived=False)
             return
         self._detach(conn)
         conn.close("you left the game; your seat is kept and your token resumes it")
-        self._broadcast([f"{name} left the table."])
+        self._announce(conn, f"{name} left the table.", arrived=False)
         if pid == self._roster().host:
             try:
                 await self._pass_host(HOST_LEFT)
-            except Refusal as e:  # over the leaver's budget: the host's grace passes it later
-                log.info("room %s: host not passed at once: %s", self.code, e.message)
+            except Refusal:  # over the leaver's budget: the host's grace passes it later
+                # Said to the operator at most once a minute: a host leaving and coming back
+                # again and again wrote a line each time, in words meant for a player (found
+                # by review).
+                now = self.config.clock()
+                if now >= self._host_stays_logged + 60:
+                    self._host_stays_logged = now
+                    log.info(
+                        "room %s: the host left, past their comings and goings for this round; "
+                        "the role passes once the host's grace is over",
+                        self.code,
+                    )
 
     def _change_settings(self, conn: Viewer, msg: m.ChangeSettings) -> None:
         pid = self.members.acting(conn, self)
@@ -898,6 +923,7 @@ class Room:
         gone = self.lobby.kick(pid, seat, meant)
         kicked = self.members.remove(gone.id)
         if kicked is not None:
+            self._chat_gone(kicked, gone.id)
             kicked.close("the host removed you from the room")
         self._broadcast([f"{self._roster().name(pid)} removed {gone.name} from the room."])
 
@@ -1543,6 +1569,53 @@ class Room:
         else:
             data = update_frames(table, self.game, [seat], receipt, [], self._view_cache)[seat]
         conn.send_frame(data)
+
+    def _announce(self, conn: Viewer, line: str, *, arrived: bool) -> None:
+        """Tell the table that a seat came or went (joined, left, away, back): an update with
+        ``line`` to every seat, within the budget of ``conn``'s address (``COMINGS_RATE``).
+
+        Why: each reaches every member, as chat does; one client leaving and coming back
+        again and again sent the others 19 lines a second and filled the talk a player coming
+        back is shown (found by review). Beyond the budget the line is not said, and the
+        table is updated quietly, at most once every ``COMINGS_QUIET`` seconds; a connection
+        that ``arrived`` gets its own view at once."""
+        now = self.config.clock()
+        key = address_key(conn.remote)
+        bucket = self._comings.get(key)
+        if bucket is None:
+            for full in [k for k, b in self._comings.items() if b.full(now)]:
+                del self._comings[full]  # (refilled: forgetting them gives nothing away)
+            bucket = self._comings[key] = Bucket(COMINGS_RATE, COMINGS_BURST, now)
+        if bucket.take(now) == 0:
+            self._broadcast([line])
+            return
+        if arrived:
+            self._send_view(conn)
+        if self._players_due is None:
+            self._players_due = now + COMINGS_QUIET
+
+    def _chat_budget(self, conn: Viewer, pid: str, now: float) -> Bucket:
+        """``pid``'s chat budget; a new seat from an address a seat left the lobby from takes
+        that one's budget back (a seat left and joined again had a fresh one: 19 lines a second
+        against 2; found by review)."""
+        budget = self._chat.get(pid)
+        if budget is None:
+            cfg = self.config
+            budget = self._chat_left.pop(address_key(conn.remote), None)
+            self._chat[pid] = budget = budget or Bucket(cfg.chat_rate, cfg.chat_burst, now)
+        return budget
+
+    def _chat_gone(self, conn: Viewer, pid: str) -> None:
+        """A seat left the lobby: its chat budget is kept by its address until it refills."""
+        budget = self._chat.pop(pid, None)
+        now = self.config.clock()
+        for full in [k for k, b in self._chat_left.items() if b.full(now)]:
+            del self._chat_left[full]
+        if budget is not None and not budget.full(now):
+            key = address_key(conn.remote)
+            kept = self._chat_left.get(key)
+            if kept is None or kept.wait(now) < budget.wait(now):
+                self._chat_left[key] = budget
 
     def _viewers_changed(self) -> None:
         """A spectator came or went: the count reaches everyone at most once per interval."""

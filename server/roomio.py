@@ -81,6 +81,8 @@ class Viewer(Protocol):
     room: Room | None
     player_id: str | None
     spectator: bool
+    #: The peer's address (budgets kept per address: ``server.gate.address_key``).
+    remote: str
     #: The client asked for patches in its hello (set by the server before any room sees it).
     patches: bool
     #: The client said a program plays through it (set by the server, as ``patches``).

@@ -40,6 +40,7 @@ class FakeViewer:
         self.room: Room | None = None
         self.player_id: str | None = None
         self.spectator = False
+        self.remote = "127.0.0.1"
         self.patches = False
         self.computer = computer
         self.sent = None

@@ -22,6 +22,7 @@ from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.events import event_from_record
 from conjure.protocol.messages import InLimits, RoomSettings
+from conjure.server import room
 from conjure.server.audit_verify import audit
 from conjure.server.logformat import read_log
 from tests.clienthelpers import wait_until
@@ -1194,3 +1195,66 @@ async def test_a_lone_surrogate_escape_is_said_as_such_not_as_truncated_input(st
         err = await ann.expect_error("malformed")  # no JSON: the decoder's own words
         await ann.send('{"type":"chat","text":"still here"}')
         await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "still here")
+
+
+def _feed(c) -> list[str]:
+    return [line for x in c.received for line in getattr(x, "feed", [])]
+
+
+async def test_one_address_coming_and_going_is_told_within_a_budget(start_server, caplog):
+    """Found by review: a seat reconnecting 76 times in 8 s sent every other player 19 "is
+    away." / "is back." lines a second, and filled the talk a player coming back is shown.
+    One address's comings and goings are told within a budget; beyond it the table is
+    updated quietly (the seat shows as it is), and the talk is left alone. The host leaving
+    past their budget is logged once, in the operator's words."""
+    caplog.set_level(logging.INFO, logger="conjure")
+    server = await start_server(
+        connection_rate=1000.0, connection_burst=1000.0, max_actions_per_round=3
+    )
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        ann, bob, cy = table
+        await start_game(table)
+        code, token = cy.room, cy.token
+        assert code is not None and token is not None
+        for _ in range(30):
+            async with open_client(server.url, "Cy again") as again:
+                await again.resume(code, token)
+        v = await ann.wait_view(lambda v: not v.players[2].connected)  # the table shows it
+        comings = [x for x in _feed(ann) if x.startswith("Cy is")]
+        assert 8 <= len(comings) <= room.COMINGS_BURST + 2, comings
+        # ... and a player coming back is still told of the game, not of Cy's comings alone
+        assert v.phase == "choose"
+        # The host leaving and coming back, past their comings and goings this round: the
+        # role waits for the host's grace, and the operator hears of it once.
+        for leave in [False] * 3 + [True] * 6:  # gone and back (logged), then left, again
+            async with open_client(server.url, "Ann again", source=HONEST) as again:
+                await again.resume(code, ann.token)
+                if leave:
+                    await again.send(m.Leave())
+                    await again.wait_closed()
+            await bob.wait_view(lambda v: not v.players[0].connected)
+        assert bob.view is not None and bob.view.host == 0  # the role waits for the grace
+        stays = [r for r in caplog.records if "past their comings and goings" in r.getMessage()]
+        assert len(stays) == 1, caplog.text
+
+
+async def test_a_seat_that_leaves_the_lobby_and_joins_again_keeps_its_chat_budget(start_server):
+    """Found by review: every join is a new seat with a fresh chat budget, so leaving and
+    joining again said 19 lines a second against a budget of 2."""
+    server = await start_server(connection_rate=1000.0, connection_burst=1000.0)
+    async with open_client(server.url, "Ann", source=HONEST) as ann:
+        code = await ann.create()
+        told = 0
+        for _ in range(4):
+            async with open_client(server.url, "Mallory", source=ATTACKER) as mal:
+                await mal.join(code)
+                for _ in range(10):
+                    await mal.send(m.SendChat(text="spam"))
+                await mal.send(m.Leave())
+                await mal.wait_closed()
+                told += sum(isinstance(x, m.Chat) for x in mal.received)
+        assert 10 <= told <= 13  # the burst once, and what the rate gave back meanwhile
+        async with open_client(server.url, "Bob", source=HONEST) as bob:  # another address
+            await bob.join(code)
+            await bob.send(m.SendChat(text="hello"))
+            await bob.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "hello")

@@ -50,8 +50,10 @@ async def test_a_spectators_first_view_has_it_and_it_keeps_the_newest_lines(star
         ann = table[0]
         assert ann.room is not None
         for i in range(m.EARLIER_LINES // 2 + 3):  # "Guest3 joined.", "Guest3 left.": more
-            async with open_client(server.url, f"Guest{i}") as guest:  # lines than are kept,
-                await guest.join(ann.room)  # each its own, so that their order shows
+            # lines than are kept, each its own, so that their order shows; each guest from an
+            # address of its own (one address's comings and goings are told within a budget)
+            async with open_client(server.url, f"Guest{i}", source=f"127.0.0.{20 + i}") as guest:
+                await guest.join(ann.room)
                 await ann.wait_view(lambda v: len(v.players) == 4)
                 await guest.send(m.Leave())
                 await ann.wait_view(lambda v: len(v.players) == 3)
