@@ -227,7 +227,7 @@ class ClientApp:
                     height=lambda: Dimension.exact(len(screen.status_lines(s, self._width()))),
                 ),
                 input_window,
-                Window(SizedText(lambda w, h: [screen.key_help(s, w)]), height=1),
+                Window(SizedText(lambda w, h: [screen.key_help(s, w, self.buffer.text)]), height=1),
             ]
         )
         color_depth = ColorDepth.DEPTH_1_BIT if screen.no_color() else None

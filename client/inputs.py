@@ -201,7 +201,7 @@ class Inputs(Prompts):
                 if not text.strip():
                     self.close_card()
                     return True
-                if self._choosing_unseen(text):
+                if self.hides_choice(text):
                     # The card hid the categories: show them, and keep the choice for the next
                     # Enter (seen: the next conjurer chose "1" blind under the round's results).
                     self.close_card()
@@ -226,17 +226,6 @@ class Inputs(Prompts):
         owner = self.prompt_owner()
         if owner != asked and self._owner == asked:
             self._owner = owner
-
-    def _choosing_unseen(self, text: str) -> bool:
-        """A category chosen while a card covers the list of them."""
-        v = self.view
-        return (
-            v is not None
-            and v.phase == "choose"
-            and self.is_conjurer()
-            and not v.paused
-            and not text.strip().startswith("/")
-        )
 
     def _past_warning(
         self, before: tuple[StatusKind, str] | None, sent: int, asked: tuple | None

@@ -379,15 +379,31 @@ class Prompts(TableState):
             return "the game was abandoned" if v.abandoned else "the game is over"
         return "waiting"
 
-    def key_help(self, width: int = 80) -> str:
-        """The keys that work now, most useful first; what does not fit is left out, whole."""
+    def hides_choice(self, text: str) -> bool:
+        """A category chosen while a card covers the list of them."""
+        v = self.view
+        return (
+            v is not None
+            and v.phase == "choose"
+            and self.is_conjurer()
+            and not v.paused
+            and not text.strip().startswith("/")
+        )
+
+    def key_help(self, width: int = 80, draft: str = "") -> str:
+        """The keys that work now, most useful first; what does not fit is left out, whole.
+        ``draft``: what the input line holds (Enter sends it, even under a card)."""
         parts: list[str] = []
         v = self.view
         asking = self.quit_question is not None or self.kick_question is not None
         if asking:  # a y/n question: nothing can be typed meanwhile, and it comes before a card
             parts += ["y yes", "n/Esc no"]  # (the card's keys were shown: Esc said no)
         elif self.overlay is not None:
-            parts += ["Enter/Esc close", "PgUp/PgDn scroll"]
+            # Enter sends a line typed, and the card goes with it: said as such (a newcomer
+            # read "Enter/Esc close" over a draft and locked in a word they meant to keep).
+            sends = draft.strip() and self.overlay.kind != "over" and not self.hides_choice(draft)
+            parts += ["Enter send", "Esc close"] if sends else ["Enter/Esc close"]
+            parts.append("PgUp/PgDn scroll")
         elif self.gave_up is not None:
             parts.append("r try again")
         elif self.wants_keys() and v is not None:

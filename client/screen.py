@@ -1185,5 +1185,5 @@ def status(session: Session, width: int = 80) -> StyleAndTextTuples:
     return _join(status_lines(session, width))
 
 
-def key_help(session: Session, width: int = 80) -> StyleAndTextTuples:
-    return [("class:help", " " + session.key_help(width - 1))]
+def key_help(session: Session, width: int = 80, draft: str = "") -> StyleAndTextTuples:
+    return [("class:help", " " + session.key_help(width - 1, draft))]

@@ -777,6 +777,23 @@ def test_the_quit_question_over_a_card_shows_its_own_keys(tmp_path):
     assert s.key_help().startswith("Enter/Esc close")
 
 
+def test_over_a_card_the_key_line_says_enter_sends_what_is_typed(tmp_path):
+    """Found by review: 'lake' typed, F3, and the key line's "Enter/Esc close" read as a way to
+    close the card; Enter locked 'lake' in. With a line typed it says what Enter does."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("commit", round=2, results=[result()]))
+    s.key("f3")
+    assert s.key_help(draft="").startswith("Enter/Esc close")
+    assert s.key_help(draft="lake").startswith("Enter send · Esc close")
+    assert s.key_help(draft="   ").startswith("Enter/Esc close")
+    # where Enter shows the categories instead (the conjurer choosing under a card), it is said
+    s.key("escape")
+    h.show(view("choose", round=2, conjurer=0, results=[result()]))
+    s.key("f3")
+    assert s.overlay is not None and s.key_help(draft="2").startswith("Enter/Esc close")
+
+
 def test_a_challenge_only_you_would_vote_on_asks_first(tmp_path):
     """Ada, Cleo and Basil wrote 'grape': challenging it, only the challenger votes (V1), so one
     key would make all three words invalid. The client asks before it sends."""
