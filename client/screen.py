@@ -1037,6 +1037,34 @@ class Middle:
     page: int = 10
 
 
+def _fit(top: list[Row], budget: int) -> list[Row]:
+    """The rows of ``top`` shown in ``budget`` lines: every row of the most important levels
+    that fit whole, then rows of the next level, a group at a time, in their order, up to the
+    first that does not fit (a later paragraph shown where an earlier one is not is read as
+    the whole: the how-to ended at its step 5, the scoring gone, with rows to spare)."""
+    if budget <= 0:
+        return []
+    for most in (3, 2, 1, 0):
+        chosen = [r for r in top if r.prio <= most]
+        if len(chosen) > budget:
+            continue
+        extra = budget - len(chosen)
+        if extra and most < 3:
+            keep = {id(r) for r in chosen}
+            groups: dict[int, list[Row]] = {}
+            for r in top:
+                if r.prio == most + 1:
+                    groups.setdefault(r.group or -id(r), []).append(r)
+            for rows in groups.values():
+                if len(rows) > extra:
+                    break
+                keep.update(id(r) for r in rows)
+                extra -= len(rows)
+            chosen = [r for r in top if id(r) in keep]
+        return chosen
+    return [r for r in top if r.prio == 0][:budget]
+
+
 def middle(session: Session, width: int, height: int) -> Middle:
     """The boards, the panel and the feed (or the open card) in exactly ``height`` lines."""
     if height <= 0:
@@ -1046,36 +1074,14 @@ def middle(session: Session, width: int, height: int) -> Middle:
     top: list[Row] = board_rows(session, width) + panel_rows(session, width)
     feed_min = 2 if height >= 10 else 1
     budget = height - feed_min - 1  # the rule above the feed
-    chosen: list[Row] = []
-    for most in (3, 2, 1, 0):
-        chosen = [r for r in top if r.prio <= most]
-        if len(chosen) <= budget:
-            # Room left: lines of the next level, in their order, while they fit.
-            extra = budget - len(chosen)
-            if extra and most < 3:
-                keep = {id(r) for r in chosen}
-                groups: dict[int, list[Row]] = {}
-                for r in top:
-                    if r.prio == most + 1:
-                        groups.setdefault(r.group or -id(r), []).append(r)
-                waiting = list(groups.values())
-                # In their order, up to the first that does not fit: a later paragraph shown
-                # where an earlier one is not read as the whole (the how-to ended at its step
-                # 5, the scoring gone, with rows to spare: seen by a newcomer).
-                while waiting and len(waiting[0]) <= extra:
-                    rows = waiting.pop(0)
-                    keep.update(id(r) for r in rows)
-                    extra -= len(rows)
-                chosen = [r for r in top if id(r) in keep]
-                hidden = sum(len(rows) for rows in waiting)
-                if hidden and extra >= 1:  # said where a line is left to say it
-                    more = f"… {hidden} more line{'s' if hidden != 1 else ''}: F4 shows them"
-                    chosen.append(Row([("class:dim", shorten(more, width))]))
-            break
-    if len(chosen) > budget:
-        hidden = len(chosen) - budget + 1
-        chosen = chosen[: max(0, budget - 1)]
-        more = f"… {hidden} more lines: F4 shows the whole panel"
+    chosen = _fit(top, budget)
+    if len(chosen) < len(top) and budget >= 1:
+        # What is left out is said, on a line of its own (found twice by newcomers: the how-to
+        # ended at step 5 with the scoring gone, and a review's vote reasons went, unsaid,
+        # whenever what was shown filled its rows exactly).
+        chosen = _fit(top, budget - 1)
+        hidden = len(top) - len(chosen)
+        more = f"… {hidden} more line{'s' if hidden != 1 else ''}: F4 shows them"
         chosen.append(Row([("class:dim", shorten(more, width))]))
     lines = [r.line for r in chosen]
     feed_h = height - len(lines) - 1

@@ -1882,3 +1882,31 @@ def test_a_digit_that_is_no_number_is_no_board_and_no_proposal(tmp_path):
     s.key("²")
     assert len(h.sent) == 1 and s.status is not None and "by its number" in s.status[1]
     assert parse_card("Tree ²").stars == 1  # not a count of stars (int() refuses it)
+
+
+@pytest.mark.parametrize("where", ["joining", "review"])
+def test_whatever_the_height_a_panel_line_left_out_is_said(tmp_path, where):
+    """Found twice by newcomers at 80x24: the first how-to ended at step 5, the scoring gone,
+    and an 8-player review's vote reasons went, both without a word, whenever what was shown
+    filled its rows exactly."""
+    h = Harness(tmp_path)
+    s = h.session
+    if where == "joining":
+        s.first_time = True
+    else:
+        words = {n: {"summon": n.lower(), "valid": True} for n in ["Bob", "Cat", "Dan"]}
+        reasons = {0: "a noun", 2: "it is a noun", 3: "fine by me"}
+        challenge = ProposalView(
+            id=0, kind="challenge", by=0, seats=[1], words=["bob"], rule="noun",
+            voters=[0, 2, 3], votes={0: False, 2: False, 3: False}, reasons=reasons,
+        )  # fmt: skip
+        h.show(review_with(challenge, **words))
+    for height in range(6, 40):
+        top = screen.board_rows(s, 80) + screen.panel_rows(s, 80)
+        shown = ["".join(t for _, t in line) for line in screen.middle(s, 80, height).lines]
+        said = [line for line in shown if "more line" in line and "F4 shows them" in line]
+        rule = next(i for i, line in enumerate(shown) if line.startswith("──"))
+        hidden = len(top) - (rule - len(said))
+        assert bool(said) == (hidden > 0), (height, hidden, shown)
+        if said:
+            assert said[0].startswith(f"… {hidden} more line")
