@@ -10,7 +10,8 @@ What it does, in order:
    be in ``--replays`` and its seat token in the state directory. If there is one it asks
    whether to resume it (``--resume`` / ``--new`` answer beforehand; without a terminal the
    answer is yes);
-2. picks the port: ``--port``, else the old game's port or 8765 when free, else any free one;
+2. picks the port: ``--port``, else the old game's port or 8765 when free, else any free one
+   (``--port 0`` tries the old game's port too);
 3. starts ``conjure serve --host 0.0.0.0 --port P --replays DIR`` as a child process (all
    interfaces, so friends on the LAN can join; everything here talks to it on 127.0.0.1) and waits
    for its ``listening on`` line. A server started on the same ``replays/`` brings the unfinished
@@ -180,9 +181,13 @@ def port_is_free(port: int) -> bool:
 
 
 def pick_port(requested: int | None, earlier: int | None = None) -> int:
-    if requested is not None:
+    """``--port``; else the resumed game's port when free (its players come back to the same
+    address), else 8765 when free, else any free one (0). ``--port 0`` asks for any port: the
+    resumed game's is one, so it is still tried first (a newcomer's friend, at the old port,
+    could not get back to a game resumed on another)."""
+    if requested:
         return requested
-    for port in (earlier, DEFAULT_PORT):
+    for port in (earlier, None if requested == 0 else DEFAULT_PORT):
         if port and port_is_free(port):
             return port
     return 0

@@ -212,6 +212,8 @@ class Session(Inputs):
         """Resume a seat this user holds in ``self.room`` (same name, or no name given)."""
         assert self.room is not None
         saved = self.store.load_seat(self.server, self.room)
+        if saved is None:  # the same server at another port, its rooms back (load_seat_moved)
+            saved = self.store.load_seat_moved(self.server, self.room)
         name = self.name
         if saved and (name is None or saved.get("name", "").casefold() == name.casefold()):
             self.token = saved["token"]

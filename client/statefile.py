@@ -76,6 +76,7 @@ import os
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from conjure.protocol.durablefile import write_whole
 from conjure.protocol.statedir import (
@@ -217,6 +218,31 @@ class StateDir:
         if isinstance(entry, dict) and isinstance(entry.get("token"), str):
             return entry
         return None
+
+    def load_seat_moved(self, server: str, room: str) -> dict[str, Any] | None:
+        """The newest seat saved for ``room`` on the same host as ``server`` at another port.
+
+        Why: a server started again on a port of its own (its old one taken, or ``--port 0``)
+        brings its rooms back under their codes, and the players who came back to it by its
+        new address were told the game "has started without you" (found by a newcomer). Only
+        the same scheme and host are looked at: a token is never offered to another machine.
+        """
+        here = urlsplit(server)
+        found: dict[str, Any] | None = None
+        for entry in self.read_secrets()["seats"].values():
+            if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
+                continue
+            if entry.get("room") != room.upper() or not isinstance(entry.get("server"), str):
+                continue
+            try:
+                there = urlsplit(entry["server"])
+                same = (there.scheme, there.hostname) == (here.scheme, here.hostname)
+                moved = same and there.port != here.port
+            except ValueError:  # (a port out of range, in a file edited by hand)
+                continue
+            if moved and (found is None or entry.get("saved_at", 0) > found.get("saved_at", 0)):
+                found = entry
+        return found
 
     def forget_seat(self, server: str, room: str) -> None:
         def change(data: dict) -> None:

@@ -647,6 +647,28 @@ def test_join_then_resume_with_saved_token(tmp_path):
     assert other.on_connected() == [JoinRoom(room="ABCD", name="Zed")]
 
 
+def test_a_seat_is_taken_back_from_the_same_server_at_another_port(tmp_path):
+    """Found by a newcomer: the host's server came back on another port, and a friend who came
+    back by its new address was told the game "has started without you". A seat saved for the
+    room on the same host at another port is tried (never one of another host), and saved
+    under the new address once it is taken."""
+    store = StateDir(tmp_path)
+    store.save_seat(
+        "ws://127.0.0.1:43969", "ZCFE", seat=4, player_id="p4", token="a" * 20, name="Bob"
+    )
+    store.save_seat(
+        "ws://10.0.0.9:8765", "QQQQ", seat=1, player_id="p1", token="b" * 20, name="Bob"
+    )
+    moved = Session(server="ws://127.0.0.1:45111", store=store, send=lambda m: None, room="zcfe")
+    assert moved.on_connected() == [ResumeSeat(room="ZCFE", token="a" * 20)]
+    moved.on_message(Seated(room="ZCFE", seat=4, player_id="p4", token="a" * 20))
+    assert store.load_seat("ws://127.0.0.1:45111", "ZCFE")["seat"] == 4  # type: ignore[index]
+    for url, room in (("ws://127.0.0.2:8765", "ZCFE"), ("wss://127.0.0.1:8765", "ZCFE"),
+                      ("ws://127.0.0.1:8765", "QQQQ")):  # fmt: skip
+        other = Session(server=url, store=store, send=lambda m: None, name="Bob", room=room)
+        assert other.on_connected() == [JoinRoom(room=room, name="Bob")]
+
+
 def test_failed_resume_joins_anew(tmp_path):
     store = StateDir(tmp_path)
     store.save_seat(URL, "ABCD", seat=1, player_id="p", token="x" * 20, name="Ann")

@@ -291,3 +291,23 @@ def test_the_host_is_asked_before_quitting_ends_the_game_for_another_person(tmp_
         assert "Stopped the server and the computer players." in out, out
     finally:
         subprocess.run([TMUX, "-S", str(sock), "kill-server"], capture_output=True, timeout=10)
+
+
+def test_any_port_asked_for_is_the_resumed_games_when_it_is_free():
+    """``--port 0`` is any port: a resumed game's is one, so its players come back to the same
+    address (a newcomer's friend could not, at the old one, once a resume took another)."""
+    import socket
+
+    from conjure.client.local import DEFAULT_PORT, pick_port
+
+    with socket.socket() as held:
+        held.bind(("0.0.0.0", 0))
+        taken = held.getsockname()[1]
+        with socket.socket() as probe:
+            probe.bind(("0.0.0.0", 0))
+            free = probe.getsockname()[1]
+        assert pick_port(0, free) == free
+        assert pick_port(0, taken) == 0  # its old port taken: any other, not 8765
+        assert pick_port(0, None) == 0
+        assert pick_port(5555, free) == 5555
+        assert pick_port(None, taken) in (DEFAULT_PORT, 0)
