@@ -587,6 +587,11 @@ def test_V5_duplicates_and_the_proposal_limit():
     assert t.reject(c.Challenge(now=t.now, seat=1, target=2, rule="category")) == (
         "duplicate_proposal"
     )
+    # said with the word, the rule and the proposal to vote on (it was "... challenged so.")
+    said = decide(t.state, c.Challenge(now=t.now, seat=1, target=2, rule="category"))
+    assert isinstance(said, Refusal) and said.message.endswith(
+        "is already challenged as one that must fit the category: proposal 1; vote on it instead."
+    )
     assert t.reject(c.ProposeSame(now=t.now, seat=1, a=0, b=1)) == "already_same"
     assert t.reject(c.Challenge(now=t.now, seat=1, target=2, rule="bogus")) == "bad_rule"
 

@@ -528,7 +528,13 @@ def _challenge(b: _Builder, c: cmd.Challenge) -> None:
     _proposal_cap(g, c.seat)
     for p in r.proposals:
         if p.kind == "challenge" and p.rule == c.rule and same_word(published[p.seats[0]], word):
-            raise Refusal("duplicate_proposal", "That word has already been challenged so.")
+            # (it said "That word has already been challenged so.", which a newcomer could not
+            # read: the word, the rule and the proposal to vote on instead)
+            raise Refusal(
+                "duplicate_proposal",
+                f"'{word}' is already challenged as one that {RULE_TEXT[c.rule]}: proposal "
+                f"{p.id + 1}; vote on it instead.",
+            )
     _propose(b, c.seat, "challenge", (c.target,), c.rule)
 
 
