@@ -20,7 +20,7 @@ from conjure.client.textfit import shorten
 from conjure.client.typos import meant
 from conjure.protocol.commitment import commitment, new_nonce
 from conjure.protocol.counts import MAX_CRYSTALS
-from conjure.protocol.events import RULE_TEXT, Rule
+from conjure.protocol.events import RULE_TEXT, Rule, already_challenged
 from conjure.protocol.messages import (
     CastVote,
     ChallengeWord,
@@ -580,6 +580,23 @@ class Inputs(Prompts):
             return "There is no open proposal to vote on."
         return self._not_yours(open_[0])
 
+    def _not_challenged_yet(self, seat: int, rule: Rule) -> None:
+        """Refuse here a challenge the server would refuse as made already (V5), so that the
+        keys typed after it do nothing: the server's refusal came after them, and a newcomer's
+        'c 2 1 d' went on to say done."""
+        v = self.view
+        assert v is not None
+        word = v.players[seat].summon if 0 <= seat < len(v.players) else None
+        if word is None:
+            return
+        for p in v.proposals:
+            if p.kind != "challenge" or p.rule != rule or not p.seats:
+                continue
+            theirs = v.players[p.seats[0]].summon if 0 <= p.seats[0] < len(v.players) else None
+            if theirs is not None and same_word(theirs, word):
+                self.sub = ()
+                raise Refused(already_challenged(word, rule, p.id))
+
     def _challenge(self, seat: int, rule: Rule) -> None:
         self._need_connection()
         self.sub = ()
@@ -629,6 +646,7 @@ class Inputs(Prompts):
                 rule = RULES[int(key) - 1]
             except (ValueError, IndexError):
                 raise Refused(f"Pick a rule by its number, 1-{len(RULES)}.") from None
+            self._not_challenged_yet(sub[1], rule)
             if self.challenge_alone(sub[1]):
                 self.sub = ("challenge", sub[1], rule)  # ask first: nobody else votes on it
                 return

@@ -35,6 +35,15 @@ RULE_TEXT: dict[str, str] = {
 }
 
 
+def already_challenged(word: str, rule: str, proposal_id: int) -> str:
+    """A challenge made again (V5), said with what to do instead: by the rules engine, and by
+    the client before it sends one (it said "That word has already been challenged so.")."""
+    return (
+        f"'{word}' is already challenged as one that {RULE_TEXT.get(rule, rule)}: proposal "
+        f"{proposal_id + 1}; vote on it instead."
+    )
+
+
 def is_rule(name: str) -> TypeGuard[Rule]:
     """Whether ``name`` is one of the summoning rules (a command or message carries a plain str)."""
     return name in RULE_TEXT

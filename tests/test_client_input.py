@@ -30,6 +30,7 @@ from conjure.protocol.messages import (
     Bye,
     CardView,
     CastVote,
+    ChallengeWord,
     ChangeSettings,
     ChooseCard,
     CommitSummon,
@@ -1910,3 +1911,25 @@ def test_whatever_the_height_a_panel_line_left_out_is_said(tmp_path, where):
         assert bool(said) == (hidden > 0), (height, hidden, shown)
         if said:
             assert said[0].startswith(f"… {hidden} more line")
+
+
+def test_a_challenge_made_again_is_refused_here_and_the_keys_after_it_do_nothing(tmp_path):
+    """Found by a newcomer: 'c 2 1 d' with Bob's word challenged under rule 1 already was sent,
+    refused by the server after the 'd' had said done. Refused here, the 'd' does nothing."""
+    now = [0.0]
+    h = Harness(tmp_path, clock=lambda: now[0])
+    s = h.session
+    noun = ProposalView(
+        id=0, kind="challenge", by=2, seats=[1], words=["rocket"], rule="noun", voters=[0, 3]
+    )
+    h.show(review_with(noun))
+    for k in "c21d":
+        s.key(k)
+        now[0] += 0.1
+    assert h.sent == [] and s.sub == ()
+    assert s.status is not None and "'rocket' is already challenged" in s.status[1]
+    assert "proposal 1; vote on it instead" in s.status[1]
+    now[0] += 2.0
+    for k in "c22":  # another rule is another challenge
+        s.key(k)
+    assert [type(x) for x in h.sent] == [ChallengeWord]

@@ -16,7 +16,7 @@ from conjure.protocol.commitment import check_reveal
 from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
 from conjure.protocol.deal import combined_seed, commitment_of, seeded_deal
 from conjure.protocol.errors import Refusal
-from conjure.protocol.events import RULE_TEXT, RULES_VERSION, is_rule
+from conjure.protocol.events import RULE_TEXT, RULES_VERSION, already_challenged, is_rule
 from conjure.protocol.house import UnknownHouseRule, canonical
 from conjure.protocol.names import same_name_key
 from conjure.protocol.text import is_hex64
@@ -528,13 +528,7 @@ def _challenge(b: _Builder, c: cmd.Challenge) -> None:
     _proposal_cap(g, c.seat)
     for p in r.proposals:
         if p.kind == "challenge" and p.rule == c.rule and same_word(published[p.seats[0]], word):
-            # (it said "That word has already been challenged so.", which a newcomer could not
-            # read: the word, the rule and the proposal to vote on instead)
-            raise Refusal(
-                "duplicate_proposal",
-                f"'{word}' is already challenged as one that {RULE_TEXT[c.rule]}: proposal "
-                f"{p.id + 1}; vote on it instead.",
-            )
+            raise Refusal("duplicate_proposal", already_challenged(word, c.rule, p.id))
     _propose(b, c.seat, "challenge", (c.target,), c.rule)
 
 
