@@ -158,6 +158,8 @@ COMINGS_RATE = 0.5
 COMINGS_BURST = 12
 #: Beyond that budget, the table hears of them no more often than this (seconds).
 COMINGS_QUIET = 1.0
+#: A seat whose connection went is told away only once it has stayed away this long (seconds).
+AWAY_GRACE = 2.0
 
 
 @dataclass
@@ -292,6 +294,9 @@ class Room:
         self._chat_left: dict[str, Bucket] = {}
         #: Comings and goings told to the table, by address (``_announce``).
         self._comings: dict[str, Bucket] = {}
+        #: Seats whose connection went, not yet told as away: player id -> (when to tell it,
+        #: the connection that went). See ``AWAY_GRACE``.
+        self._going: dict[str, tuple[float, Viewer]] = {}
         #: The last time the host role could not pass at once was logged (``_leave``).
         self._host_stays_logged = -math.inf
         #: Since when no seat has been connected (spectators do not keep a game alive).
@@ -483,6 +488,8 @@ class Room:
             self._spectators_due += step
         if self._players_due is not None:
             self._players_due += step
+        for pid, (due, gone) in self._going.items():
+            self._going[pid] = (due + step, gone)
         self._spectators_sent += step
         if self._dealing is not None:
             self._dealing.deadline += step
@@ -553,12 +560,19 @@ class Room:
             times.append(self._dealing.deadline)
         if self._players_due is not None:
             times.append(self._players_due)
+        times.extend(due for due, _ in self._going.values())
         return min(times)
 
     async def _on_timer(self) -> None:
         now = self.config.clock()
         if self._dealing is not None and now >= self._dealing.deadline:
             await self._finish_deal()  # the shares that came in time, and the server's
+        for pid, (due, gone) in list(self._going.items()):
+            if now >= due:
+                del self._going[pid]
+                over = self.game is not None and self.game.over  # (no news after the game)
+                if pid not in self.conns and self._roster().seat(pid) is not None and not over:
+                    self._announce(gone, f"{self._roster().name(pid)} is away.", arrived=False)
         if self._players_due is not None and now >= self._players_due:
             self._players_due = None
             self._broadcast([])
@@ -700,7 +714,12 @@ class Room:
             # (after the game, players leaving is no news: seen, a newcomer read every
             # computer player "away" as the final standings came up)
             assert pid is not None
-            self._announce(conn, f"{self._roster().name(pid)} is away.", arrived=False)
+            # The views show it at once; the sentence waits until the seat has stayed away a
+            # moment: a client taking its seat again at once (make play's client after its
+            # launcher; a blip of the network) is no news (a newcomer's table read "Zed is
+            # away." and "Zed is back." as make play began).
+            self._going[pid] = (self.config.clock() + AWAY_GRACE, conn)
+            self._announce(conn, None, arrived=False)
         else:
             self._viewers_changed()
 
@@ -828,6 +847,8 @@ class Room:
             self._send_view(conn)
         elif here:  # a person taking a computer player's seat, or the reverse: its mark
             self._broadcast([])
+        elif self._going.pop(pid, None) is not None:  # back before it was told away: no news
+            self._announce(conn, None, arrived=True)
         else:
             self._announce(conn, f"{self._roster().name(pid)} is back.", arrived=True)
         d = self._dealing
@@ -1570,9 +1591,10 @@ class Room:
             data = update_frames(table, self.game, [seat], receipt, [], self._view_cache)[seat]
         conn.send_frame(data)
 
-    def _announce(self, conn: Viewer, line: str, *, arrived: bool) -> None:
+    def _announce(self, conn: Viewer, line: str | None, *, arrived: bool) -> None:
         """Tell the table that a seat came or went (joined, left, away, back): an update with
-        ``line`` to every seat, within the budget of ``conn``'s address (``COMINGS_RATE``).
+        ``line`` (None: the views alone) to every seat, within the budget of ``conn``'s address
+        (``COMINGS_RATE``).
 
         Why: each reaches every member, as chat does; one client leaving and coming back
         again and again sent the others 19 lines a second and filled the talk a player coming
@@ -1587,7 +1609,7 @@ class Room:
                 del self._comings[full]  # (refilled: forgetting them gives nothing away)
             bucket = self._comings[key] = Bucket(COMINGS_RATE, COMINGS_BURST, now)
         if bucket.take(now) == 0:
-            self._broadcast([line])
+            self._broadcast([line] if line else [])
             return
         if arrived:
             self._send_view(conn)

@@ -1216,12 +1216,21 @@ async def test_one_address_coming_and_going_is_told_within_a_budget(start_server
         await start_game(table)
         code, token = cy.room, cy.token
         assert code is not None and token is not None
-        for _ in range(30):
-            async with open_client(server.url, "Cy again") as again:
-                await again.resume(code, token)
+        mark = len(ann.received)
+        with trio.fail_after(10):
+            began = trio.current_time()
+            for i in range(30):
+                if i % 10 == 9:  # now and then away long enough to be told so
+                    await trio.sleep(room.AWAY_GRACE + 0.2)
+                async with open_client(server.url, "Cy again") as again:
+                    await again.resume(code, token)
+            took = trio.current_time() - began
         v = await ann.wait_view(lambda v: not v.players[2].connected)  # the table shows it
+        views = [x for x in ann.received[mark:] if isinstance(x, (m.Update, m.Patch))]
+        assert len(views) <= room.COMINGS_BURST + took / room.COMINGS_QUIET + 2, len(views)
         comings = [x for x in _feed(ann) if x.startswith("Cy is")]
-        assert 8 <= len(comings) <= room.COMINGS_BURST + 2, comings
+        # a coming back at once is no news; one away a while is, within the budget
+        assert 1 <= len(comings) <= 4, comings
         # ... and a player coming back is still told of the game, not of Cy's comings alone
         assert v.phase == "choose"
         # The host leaving and coming back, past their comings and goings this round: the
@@ -1258,3 +1267,25 @@ async def test_a_seat_that_leaves_the_lobby_and_joins_again_keeps_its_chat_budge
             await bob.join(code)
             await bob.send(m.SendChat(text="hello"))
             await bob.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "hello")
+
+
+async def test_a_seat_back_at_once_is_no_news_and_one_away_is_told_a_moment_later(start_server):
+    """Found by a newcomer: make play's client taking the seat from its launcher read as "Zed
+    is away." and "Zed is back." to everyone. The views show a seat's connection as it is at
+    once; the sentence waits until it has stayed away a moment."""
+    server = await start_server()
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as (ann, bob, _cy):
+        code, token = bob.room, bob.token
+        assert code is not None and token is not None
+        async with open_client(server.url, "Bob's launcher") as launcher:
+            await launcher.resume(code, token)
+        async with open_client(server.url, "Bob's client") as client:
+            await client.resume(code, token)
+            await client.send(m.SendChat(text="here"))
+            await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "here")
+            assert not [line for line in _feed(ann) if line.startswith("Bob is")]
+        v = await ann.wait_view(lambda v: not v.players[1].connected)
+        assert not [line for line in _feed(ann) if line.startswith("Bob is")]  # not yet
+        with trio.fail_after(room.AWAY_GRACE + 5):
+            await poll_until(lambda: "Bob is away." in _feed(ann))
+        assert v.phase == "lobby"
