@@ -70,6 +70,8 @@ SETTINGS_FOR_CREATE = "These questions make your room: answer them (b: from the 
 #: apart do nothing: they are the rest of a mistyped sequence, not moves.
 KEYS_PAUSE = 1.0
 CHOOSE_BY = "Type the number of a category, 1-%d, or its name."
+#: The same with one category left ("1-1" read as a typo: seen by a newcomer).
+CHOOSE_LAST = "Type 1 for the last category, or its name."
 #: Said when a choice typed under a card is held until the categories are seen.
 CHOOSE_SEEN = "Here are the categories: Enter again sends your choice."
 #: A proposal everyone at the table would be barred from voting on is not sent (V1).
@@ -91,6 +93,10 @@ def keys_ignored(said: str) -> str:
     if status_rows(joined, NARROWEST)[1]:
         return joined
     return f"{said.split(': ', 1)[0].rstrip('.')}. {KEYS_IGNORED}"
+
+
+def _choose_by(open_cards: int) -> str:
+    return CHOOSE_LAST if open_cards == 1 else CHOOSE_BY % open_cards
 
 
 def pasted_line(text: str) -> str:
@@ -315,7 +321,10 @@ class Inputs(Prompts):
                 self.status = None  # a refusal said before is not about this question
                 return False
             return True
-        tail = "still playing: quitting stops the server and their game. Quit? y/n: "
+        # (in the lobby there is no game yet: "their game" read as one under way)
+        lobby = self.view is not None and self.view.phase == "lobby"
+        what = "their room" if lobby else "their game"
+        tail = f"{'here' if lobby else 'still playing'}: quitting stops the server and {what}. Quit? y/n: "
         n = len(others)
         question = f"{others[0]} is {tail}" if n == 1 else f"{' and '.join(others)} are {tail}"
         if len(question) > 78:  # the prompt line stays one line at 80 columns
@@ -873,10 +882,10 @@ class Inputs(Prompts):
                 i for i, t in cased if typed and t.startswith(typed)
             ]
             if len(named) != 1:
-                raise Refused(CHOOSE_BY % len(open_cards)) from None
+                raise Refused(_choose_by(len(open_cards))) from None
             n = named[0]
         if not 1 <= n <= len(open_cards):
-            raise RefusedCleared(CHOOSE_BY % len(open_cards))
+            raise RefusedCleared(_choose_by(len(open_cards)))
         card = open_cards[n - 1]
         self._need_connection()
         self.send(ChooseCard(card=card.index))

@@ -319,7 +319,7 @@ def _summon_cell(session: Session, p: PlayerView) -> tuple[str, str]:
 
 
 MARK_OK, MARK_BAD = " ✓", " ✗ invalid"
-DARK_CONJURER_WORD = "✓ written before the spell words, so they do not bind it (D5)"
+DARK_CONJURER_WORD = "✓ written before the spell words, so they do not bind it"
 
 
 def _unbound_by_spells(v: View, p: PlayerView) -> bool:
@@ -909,7 +909,7 @@ def _phase_hint(session: Session) -> tuple[str, int] | None:
         )
         text = said[:1].upper() + said[1:] + "."
         if conj and v.settings.variant == "dark-magic":  # D5: written before any spell word
-            text += " Yours was locked in before the spell words: they do not bind it (D5)."
+            text += " Yours was locked in before the spell words: they do not bind it."
         else:
             text += " It must not be or contain a spell word (-3)."
         return text, 1 if summoning else 2

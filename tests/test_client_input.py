@@ -737,6 +737,22 @@ def test_the_host_is_asked_before_quitting_ends_the_game_for_other_people(tmp_pa
     s.key("y")
     assert s.quit_requested
     assert not problems(question)  # one line, whole, at 80 columns
+    # in the lobby there is no game yet (a newcomer read "their game" as one under way)
+    lobby = Harness(tmp_path / "lobby")
+    lobby.show(view("lobby", round=0, players=players(0, Cat={"computer": True})))
+    assert lobby.session.request_quit() is False
+    said = lobby.session.prompt()
+    assert said == "Bob and Dan are here: quitting stops the server and their room. Quit? y/n: "
+
+
+def test_the_last_category_is_asked_for_as_the_last(tmp_path):
+    """'Type the number of a category, 1-1, or its name.' read as a typo (seen by a newcomer)."""
+    h = Harness(tmp_path)
+    s = h.session
+    last = [CardView(index=i, text=t, stars=1, used=i < 3) for i, t in enumerate("ABCD")]
+    h.show(view("choose", cards=last))
+    s.submit("7")
+    assert s.status is not None and s.status[1] == "Type 1 for the last category, or its name."
 
 
 def test_quitting_is_not_questioned_when_only_computer_players_remain(tmp_path, monkeypatch):
@@ -1739,7 +1755,7 @@ def test_the_lobby_says_whose_categories_and_the_dark_conjurer_is_not_bound_by_s
     assert "your categories (1): Bridge ★★" in screen.plain(screen.panel(s, 80))
     h.show(view("commit", variant="dark-magic"))
     said = screen.plain(screen.panel(s, 80))
-    assert "(D5)" in said and "It must not be or contain" not in said
+    assert "they do not bind it." in said and "It must not be or contain" not in said
     h.show(view("commit", you=1, variant="dark-magic"))
     assert "It must not be or contain a spell word (-3)." in screen.plain(screen.panel(s, 80))
 
@@ -1790,7 +1806,8 @@ def test_the_dark_magic_conjurers_word_that_holds_a_spell_word_says_why_it_stand
     )  # fmt: skip
     h.show(view("review", you=1, variant="dark-magic", players=table))
     text = screen.plain(screen.boards(h.session, 80))
-    assert "✓ written before the spell words, so they do not bind it (D5)" in text
+    assert "✓ written before the spell words, so they do not bind it" in text
+    assert "(D5)" not in text  # a bare rule id, unexplained (seen by a newcomer)
     h.show(view("review", you=1, variant="standard", players=table))
     assert "(D5)" not in screen.plain(screen.boards(h.session, 80))
 
