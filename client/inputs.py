@@ -350,7 +350,8 @@ class Inputs(Prompts):
                 self.quit_requested = self._quit_confirmed()
             elif key in ("n", "N", "escape"):
                 self.quit_question = None
-                self.say("info", "Still here: the game goes on.")
+                lobby = self.view is not None and self.view.phase == "lobby"
+                self.say("info", "Still here." if lobby else "Still here: the game goes on.")
             return
         if self.kick_question is not None:
             _question, seat, meant = self.kick_question
