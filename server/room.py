@@ -54,7 +54,7 @@ from conjure.protocol.structs import struct_tag
 from conjure.protocol.words import shape_problem, word_fingerprint
 from conjure.server import feed, results
 from conjure.server.config import ServerConfig
-from conjure.server.connection import CLOSE_GOING_AWAY, frame_of
+from conjure.server.connection import CLOSE_GOING_AWAY, CLOSE_NORMAL, frame_of
 from conjure.server.gate import Bucket, address_key
 from conjure.server.lobby import (
     Lobby,
@@ -413,7 +413,7 @@ class Room:
             return reason
         if self.lobby is not None:
             return "the server is shutting down; this room had not started, so it will be gone"
-        return "the server is shutting down"
+        return "the server is shutting down; this game is over, so its room will be gone"
 
     async def _loop(self) -> None:
         if self._presence:
@@ -439,7 +439,11 @@ class Room:
                 item = self._inbox.popleft()
                 if isinstance(item, Stop):
                     self.end_reason = "server shutdown"
-                    self._close_all(self._bye_for_stop(item.reason), CLOSE_GOING_AWAY)
+                    # A room that will not come back (a lobby, a game over) closes for good: a
+                    # client does not dial a server gone for good (seen: "reconnecting in 3 s"
+                    # under "this room had not started, so it will be gone").
+                    code = CLOSE_GOING_AWAY if self._running() else CLOSE_NORMAL
+                    self._close_all(self._bye_for_stop(item.reason), code)
                     return
                 if isinstance(item, Detached):
                     self._on_detached(item.conn)

@@ -765,3 +765,25 @@ def test_what_waits_for_a_client_is_bounded_in_bytes_as_well_as_frames():
         sent += 1
     assert not conn.open and sent == 9  # the ninth would make 540,000 bytes: dropped
     assert conn.closing is not None and conn.closing.reason.startswith("too slow")
+
+
+async def test_at_shutdown_a_room_that_will_not_come_back_closes_for_good(start_server):
+    """Found by a newcomer: a lobby's table told "this room had not started, so it will be
+    gone" went on dialling the stopped server, and so did a finished game's. Their close is a
+    normal one (1000), which a client takes as final; a game under way closes as going away
+    (1001), and its clients come back once the server does."""
+    server = await start_server()
+    async with (
+        open_table(server.url, ["Ann", "Bob", "Cy"]) as lobby,
+        open_table(server.url, ["Xi", "Yu", "Zoe"], deck()) as playing,
+    ):
+        await start_game(playing)
+        await server.aclose()
+        code, _ = await lobby[0].wait_closed()
+        assert code == 1000
+        assert any(
+            isinstance(x, m.Bye) and "had not started, so it will be gone" in x.reason
+            for x in lobby[0].received
+        )
+        code, _ = await playing[0].wait_closed()
+        assert code == 1001
