@@ -255,6 +255,15 @@ class Inputs(Prompts):
         session hands back to the player (``draft``: the word of a "lock it in anyway?" that
         was declined) replaces the line.
         """
+        asking = self.quit_question is not None or self.kick_question is not None
+        if asking and text:
+            # A y/n question takes the keys: what was typed waits aside (it stood after
+            # "Quit? y/n:" as if it were the answer, and the y went into it: seen by a newcomer).
+            self._held = (self._held or "") + text
+            return ""
+        if not asking and self._held is not None and not text:
+            held, self._held = self._held, None
+            return held
         owner = self.prompt_owner()
         result: str | None = None
         if owner is not None and owner != self._owner:

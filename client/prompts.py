@@ -420,7 +420,9 @@ class Prompts(TableState):
         elif not self.asks_nothing():
             parts.append("Enter send")
             if self.form is not None and not self.form.for_create:
-                parts.append("Esc leave")  # the settings, unchanged (a newcomer could not tell)
+                # the settings, unchanged (a newcomer could not tell; "Esc leave" read as
+                # leaving the room)
+                parts.append("Esc keep settings")
         parts.append("^Q quit")
         if self.overlay is None:
             if self.joined and not self.spectator and self.ended is None and not asking:

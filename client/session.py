@@ -178,6 +178,7 @@ class Session(Inputs):
         self.overlay: Overlay | None = None
         self._keys_ignored_until = 0.0
         self.draft: str | None = None  # text the input line should hold next (see settle_input)
+        self._held: str | None = None  # a line typed before a y/n question, kept aside
         #: The command that watches the room whose game started without this player.
         self.watch_instead: str | None = None
         self._auto_card: Overlay | None = None  # the results card that opened by itself

@@ -1268,7 +1268,7 @@ def test_esc_leaves_the_settings_unchanged_and_says_what_the_new_rooms_questions
     h.show(view("lobby", players=players()[:3], round=0))
     s.key("e")
     assert s.form is not None and s.prompt().startswith("Variant:")
-    assert "Esc leave" in s.key_help()  # said where the keys are listed
+    assert "Esc keep settings" in s.key_help()  # said where the keys are listed
     s.submit("2")
     s.key("escape")
     assert s.form is None and h.sent == []
@@ -1950,3 +1950,21 @@ def test_a_challenge_made_again_is_refused_here_and_the_keys_after_it_do_nothing
     for k in "c22":  # another rule is another challenge
         s.key(k)
     assert [type(x) for x in h.sent] == [ChallengeWord]
+
+
+def test_a_line_typed_before_a_yes_no_question_waits_aside_until_it_is_answered(
+    tmp_path, monkeypatch
+):
+    """Found by a newcomer: Ctrl-Q with 'cot' typed showed "Quit? y/n: cot", as if that were
+    the answer, and a y went into the line instead of answering."""
+    monkeypatch.setenv("CONJURE_LOCAL_SERVER", "1")
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("spell", players=players(0, Cat={"computer": True})))
+    assert s.request_quit() is False
+    assert s.settle_input("cot") == ""  # the line is the question's now
+    assert s.wants_keys()
+    s.key("n")
+    assert s.quit_question is None
+    assert s.settle_input("") == "cot"  # given back, whole
+    assert s.settle_input("cot") is None
