@@ -89,7 +89,7 @@ __all__ = [
 JOIN_FIELD: dict[str, JoinField] = {
     "unknown_room": "room",
     "room_closed": "room",
-    "room_full": "room",
+    "room_full": "again",
     "already_started": "room",
     "no_spectators": "room",
     "wrong_password": "password",
@@ -459,6 +459,15 @@ class Session(Inputs):
                     "error",
                 )
                 return
+            if msg.code == "room_full":
+                # The code was right: retyping it cannot help (it was asked for again). A seat
+                # may free up, so Enter tries again; and a late friend can watch meanwhile.
+                self.watch_instead = watch_command(self.server, self.room or "", program_here())
+                self.add_feed(
+                    f"room {self.room} is full; to watch it instead, quit (Ctrl-Q) and type: "
+                    f"{self.watch_instead}",
+                    "error",
+                )
             # Said once on the status line and shown with the field to change; not in the feed
             # as well, where the same sentence read as a second refusal.
             self.join_error = text

@@ -669,6 +669,19 @@ def test_a_seat_is_taken_back_from_the_same_server_at_another_port(tmp_path):
         assert other.on_connected() == [JoinRoom(room=room, name="Bob")]
 
 
+def test_a_full_room_is_tried_again_with_enter_and_can_be_watched(tmp_path):
+    """Found by a newcomer: "The room is full (8 players)." asked for the room's code again,
+    which cannot help, and said nothing of watching."""
+    sent = []
+    s = Session(server=URL, store=StateDir(tmp_path), send=sent.append, name="Ann", room="ABCD")
+    assert s.on_connected() == [JoinRoom(room="ABCD", name="Ann")]
+    s.on_message(Error(code="room_full", message="The room is full (8 players)."))
+    assert s.join_field == "again"
+    assert any("conjure watch" in line.text and "--room ABCD" in line.text for line in s.feed)
+    s.submit("")
+    assert sent[-1] == JoinRoom(room="ABCD", name="Ann")
+
+
 def test_failed_resume_joins_anew(tmp_path):
     store = StateDir(tmp_path)
     store.save_seat(URL, "ABCD", seat=1, player_id="p", token="x" * 20, name="Ann")
