@@ -47,7 +47,9 @@ HOWTO: list[str] = [
     "everyone but the conjurer scores 1. An invalid word costs 3. After the last round the "
     "highest total wins.",
     "Dark Magic: the conjurer writes the summoning word first, before any spell word, and "
-    "marks 0 to 4 boards.",
+    "writes no spell word; the others write theirs, starting after the conjurer; the "
+    "conjurer then marks 0 to 4 boards. The conjurer's word may be or contain a spell word "
+    "(it was written before them); everyone else's still may not.",
 ]
 
 #: The first time, in the lobby: the game in three lines, and where the rest is.
