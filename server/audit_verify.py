@@ -724,9 +724,11 @@ def _read(path: Path, audit: Audit) -> None:
             "chain",
             f"the log ends in a torn tail from line {seq + 1} (seq {seq}) on, "
             f"{result.size - result.valid_end} bytes: {result.torn_reason}. This is what a crash "
-            "in the middle of an append leaves (it cannot be told apart from damage to the last "
-            "line, or from a log cut short): if a crash left it, the game's last action was cut "
-            "and never acknowledged to anyone, and a receipt for a later record proves that "
+            "in the middle of an append leaves, or what a read meets while the server is still "
+            "appending to the log of a game under way (audit it again), and it cannot be told "
+            "apart from damage to the last line, or from a log cut short: if a crash left it, "
+            "the game's last action was cut and never acknowledged to anyone, and a receipt for "
+            "a later record proves that "
             f"something else did. Records up to seq {seq - 1} verify."
             if seq
             else f"the log ends in a torn tail from line 1 (seq 0) on: {result.torn_reason}. "
