@@ -7,10 +7,11 @@ import contextlib
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Sequence
 
 import msgspec
 import trio
-from wsclient import open_client, open_table, start_game
+from wsclient import Client, open_client, open_table, start_game
 
 from conjure.client.cli import main
 from conjure.protocol import messages as m
@@ -65,16 +66,26 @@ async def test_every_seat_adds_a_share_and_the_log_deals_again(server, capsys):
     assert "note  the deal: every seat's share in the log is the server's word" in out
 
 
+async def start_three(
+    stack: contextlib.AsyncExitStack, url: str, silent: Sequence[int]
+) -> tuple[list[Client], str]:
+    """Ann, Bob and Cy seated in a new room, the seats ``silent`` sending no share of their
+    own, and the host's start sent: the deal is open (or about to be)."""
+    table = [await stack.enter_async_context(open_client(url, n)) for n in "ABC"]
+    for i in silent:
+        table[i].link.contribute = False
+    code = await table[0].create(settings())
+    for c in table[1:]:
+        await c.join(code)
+    await table[0].wait_view(lambda v: len(v.players) == 3)
+    await table[0].send(m.StartGame())
+    return table, code
+
+
 async def test_a_silent_seat_is_dealt_without_its_share(start_server):
     server = await start_server(deal_timeout=0.3)
     async with contextlib.AsyncExitStack() as stack:
-        table = [await stack.enter_async_context(open_client(server.url, n)) for n in "ABC"]
-        table[2].link.contribute = False  # an old or broken client
-        code = await table[0].create(settings())
-        for c in table[1:]:
-            await c.join(code)
-        await table[0].wait_view(lambda v: len(v.players) == 3)
-        await table[0].send(m.StartGame())
+        table, _ = await start_three(stack, server.url, [2])  # an old or broken client
         for c in table:
             await c.wait_view(lambda v: v.round == 1)
         log = server.replays / f"{table[0].view.game_id}.jsonl"
@@ -85,14 +96,7 @@ async def test_a_silent_seat_is_dealt_without_its_share(start_server):
 async def test_the_table_is_fixed_while_it_is_dealt(start_server):
     server = await start_server(deal_timeout=5.0)
     async with contextlib.AsyncExitStack() as stack:
-        table = [await stack.enter_async_context(open_client(server.url, n)) for n in "ABC"]
-        for c in table:
-            c.link.contribute = False
-        code = await table[0].create(settings())
-        for c in table[1:]:
-            await c.join(code)
-        await table[0].wait_view(lambda v: len(v.players) == 3)
-        await table[0].send(m.StartGame())
+        table, code = await start_three(stack, server.url, [0, 1, 2])
         await table[0].recv_until(lambda x: isinstance(x, m.DealOpen))
         late = await stack.enter_async_context(open_client(server.url, "Late"))
         await late.send(m.JoinRoom(room=code, name="Late"))
@@ -120,13 +124,7 @@ async def test_a_seat_that_comes_back_while_it_is_dealt_is_asked_for_its_share(s
     without its share (its client kept no commitment to check the log against)."""
     server = await start_server(deal_timeout=30.0)
     async with contextlib.AsyncExitStack() as stack:
-        table = [await stack.enter_async_context(open_client(server.url, n)) for n in "ABC"]
-        table[2].link.contribute = False  # its share comes from its next connection
-        code = await table[0].create(settings())
-        for c in table[1:]:
-            await c.join(code)
-        await table[0].wait_view(lambda v: len(v.players) == 3)
-        await table[0].send(m.StartGame())
+        table, code = await start_three(stack, server.url, [2])  # its share: its next connection
         await table[2].recv_until(lambda x: isinstance(x, m.DealOpen))
         again = await stack.enter_async_context(open_client(server.url, "C again"))
         await again.resume(code, table[2].token)  # contributes, as a client does
