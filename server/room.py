@@ -1219,8 +1219,9 @@ class Room:
 
         A skip is for a player who is gone (A1): during the reveals it leaves their commitment
         unopened, -3 (C6), so a host could cost a player who is at the table, their client
-        about to open it, 3 points (found by review). And a kick names the player meant as in the lobby, where a
-        seat that holds someone else is refused: in a game it removed whoever sat there."""
+        about to open it, 3 points (found by review). And a kick names the player meant, as in
+        the lobby, where a seat that holds someone else is refused: in a game it removed
+        whoever sat there."""
         if not isinstance(msg, (m.SkipPlayer, m.KickPlayer)):
             return
         players = g.setup.players
