@@ -68,7 +68,7 @@ HELP: list[str] = [
     "Keys",
     "  Enter: send what you typed. Ctrl-U: clear it. Esc: cancel a choice, close a card.",
     "  PgUp/PgDn: scroll the table talk, or a card. "
-    "Ctrl-Q (or Ctrl-D on an empty line): quit, your seat kept.",
+    "Ctrl-Q (or Ctrl-C, or Ctrl-D on an empty line): quit, your seat kept.",
     "  F1 or /help: this help. F2 or /howto: how to play. F3 or /results: the last results. "
     "F4: the whole panel, when it does not fit.",
     "Crystals (the conjurer): board numbers toggle a crystal; Enter places them.",

@@ -490,7 +490,8 @@ class GameServer:
             msg = client_decoder.decode(raw)
         except msgspec.ValidationError as exc:
             await self._reply(
-                conn, m.error(code="invalid_message", message=_readable(exc), ref=_peek_type(raw))
+                conn,
+                m.error(code="invalid_message", message=_readable(exc, raw), ref=_peek_type(raw)),
             )
             return
         except msgspec.DecodeError as exc:
@@ -647,13 +648,37 @@ async def serve(
 __all__ = ["GameServer", "ServerConfig", "serve"]
 
 
-def _readable(exc: msgspec.ValidationError) -> str:
-    """msgspec's sentence, minus the regular expression nobody should have to read."""
+def _readable(exc: msgspec.ValidationError, raw: str = "") -> str:
+    """msgspec's sentence, minus the regular expression nobody should have to read; or, for a
+    message that names a key twice, that (a second "type" was refused as "Invalid value
+    'resync'", a type there is: found by review). Looked for on this path alone."""
+    twice = _key_twice(raw)
+    if twice is not None:
+        return f"The key {twice!r} appears twice in one object: give each key once."
     text = str(exc)
     if "matching regex" in text:
         where = text.rsplit(" - at ", 1)[-1] if " - at " in text else "the message"
         return f"Text with control or formatting characters, or in the wrong shape - at {where}"
     return text
+
+
+def _key_twice(raw: str) -> str | None:
+    """The first key an object of ``raw`` (JSON) gives twice, if any."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen and not found:
+                found.append(key)
+            seen.add(key)
+        return dict(items)
+
+    try:
+        json.loads(raw, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return None
+    return found[0] if found else None
 
 
 def warm_up_words() -> None:

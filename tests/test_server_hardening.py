@@ -1289,3 +1289,21 @@ async def test_a_seat_back_at_once_is_no_news_and_one_away_is_told_a_moment_late
         with trio.fail_after(room.AWAY_GRACE + 5):
             await poll_until(lambda: "Bob is away." in _feed(ann))
         assert v.phase == "lobby"
+
+
+async def test_a_key_given_twice_is_said_so(start_server):
+    """Found by review: '{"type":"chat","text":"hi","type":"resync"}' was refused as "Invalid
+    value 'resync'", a type there is; the refusal now names the key given twice. Looked for on
+    the refusal's path alone, in time linear in the keys (a big object costs no more)."""
+    server = await start_server()
+    async with open_client(server.url, "Ann") as ann:
+        await ann.create()
+        await ann.send('{"type":"chat","text":"hi","type":"resync"}')
+        err = await ann.expect_error("invalid_message")
+        assert err.message == "The key 'type' appears twice in one object: give each key once."
+        many = ",".join(f'"k{i}":1' for i in range(3000))
+        await ann.send('{"type":"chat","text":"hi",' + many + ',"k0":2,"type":"x"}')
+        err = await ann.expect_error("invalid_message")
+        assert "'k0' appears twice" in err.message
+        await ann.send('{"type":"chat","text":"still here"}')
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "still here")
