@@ -349,15 +349,6 @@ def fit_lines(text: str, width: int = 80) -> list[str]:
     return wrap_words(text.strip(), width - 1, "", "")
 
 
-def _shown_path(path: Path) -> str:
-    """``path`` relative to the working folder when it lies below it (as the README's commands
-    are run), else whole."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
 def want_resume(last: LastGame | None, args: argparse.Namespace) -> bool:
     if last is None:
         if args.resume:
@@ -381,7 +372,7 @@ def want_resume(last: LastGame | None, args: argparse.Namespace) -> bool:
             # What becomes of it, said (a newcomer who said n was told nothing of it).
             for line in fit_lines(
                 f"A new game, then. The one in room {last.room} stays unfinished; its log is "
-                f"{_shown_path(last.log)} (conjure replay shows it as far as it went)."
+                f"{_from_here(last.log)} (conjure replay shows it as far as it went)."
             ):
                 print(line)
             return False

@@ -448,26 +448,16 @@ class Session(Inputs):
             if msg.code == "already_started":
                 # Nothing to retype: only the game's own players can come back (with their seat).
                 # Where to go from here: a late friend can still watch (a dead end otherwise).
-                self.watch_instead = watch_command(self.server, self.room or "", program_here())
                 self.ended = f"the game in room {self.room} has started without you"
                 self.join_error = None
                 self.join_field = None
                 self.say("error", f"The game in room {self.room} has started without you.")
-                self.add_feed(
-                    f"the game in room {self.room} has started without you; to watch it, quit "
-                    f"(Ctrl-Q) and type: {self.watch_instead}",
-                    "error",
-                )
+                self._offer_watch(self.ended)
                 return
             if msg.code == "room_full":
                 # The code was right: retyping it cannot help (it was asked for again). A seat
                 # may free up, so Enter tries again; and a late friend can watch meanwhile.
-                self.watch_instead = watch_command(self.server, self.room or "", program_here())
-                self.add_feed(
-                    f"room {self.room} is full; to watch it instead, quit (Ctrl-Q) and type: "
-                    f"{self.watch_instead}",
-                    "error",
-                )
+                self._offer_watch(f"room {self.room} is full")
             # Said once on the status line and shown with the field to change; not in the feed
             # as well, where the same sentence read as a second refusal.
             self.join_error = text
@@ -491,6 +481,11 @@ class Session(Inputs):
                 self._maybe_reveal()
                 return
         self.refuse(text)
+
+    def _offer_watch(self, why: str) -> None:
+        """Where a player who cannot sit at the table goes from here: watching it."""
+        self.watch_instead = watch_command(self.server, self.room or "", program_here())
+        self.add_feed(f"{why}; to watch it, quit (Ctrl-Q) and type: {self.watch_instead}", "error")
 
     def _on_update(self, msg: Update) -> None:
         old = self.view

@@ -69,11 +69,10 @@ class Bucket:
 
     def take(self, now: float) -> float:
         """Take a token: 0.0 if there was one, else the seconds until there will be."""
-        self._refill(now)
-        if self.tokens >= 1:
+        wait = self.wait(now)
+        if not wait:
             self.tokens -= 1
-            return 0.0
-        return (1 - self.tokens) / self.rate if self.rate > 0 else 1.0
+        return wait
 
     def wait(self, now: float) -> float:
         """Seconds until a token is there (0.0: one is), taking none."""
@@ -96,13 +95,37 @@ class Bucket:
 MAX_BUCKETS = 50_000
 
 
-def _forget_refilled(buckets: dict[str, T], now: float, bucket: Callable[[T], Bucket]) -> None:
-    """Bounded: at ``MAX_BUCKETS`` addresses, forget those whose bucket has refilled (forgetting
+def _forget_refilled(
+    buckets: dict[str, T], now: float, bucket: Callable[[T], Bucket], keep: int = MAX_BUCKETS
+) -> None:
+    """Bounded: at ``keep`` addresses, forget those whose bucket has refilled (forgetting
     a full bucket gives away nothing)."""
-    if len(buckets) >= MAX_BUCKETS:
+    if len(buckets) >= keep:
         for key, value in list(buckets.items()):
             if bucket(value).full(now):
                 del buckets[key]
+
+
+def forget_refilled(buckets: dict[str, Bucket], now: float, keep: int = MAX_BUCKETS) -> None:
+    """:func:`_forget_refilled` of a dict of buckets."""
+    _forget_refilled(buckets, now, lambda b: b, keep)
+
+
+def bucket_for(
+    buckets: dict[str, Bucket],
+    key: str,
+    now: float,
+    rate: float,
+    burst: float,
+    keep: int = MAX_BUCKETS,
+) -> Bucket:
+    """``key``'s bucket of ``buckets``, made full on first use and kept until it has refilled
+    (at ``keep`` keys, those refilled are forgotten: :func:`forget_refilled`)."""
+    bucket = buckets.get(key)
+    if bucket is None:
+        forget_refilled(buckets, now, keep)
+        bucket = buckets[key] = Bucket(rate, burst, now)
+    return bucket
 
 
 @dataclass
@@ -322,23 +345,11 @@ class AddressBook:
         self.total_open -= 1
         self._forget_if_idle(key)
 
-    @staticmethod
-    def _bucket(
-        buckets: dict[str, Bucket], key: str, now: float, rate: float, burst: float
-    ) -> Bucket:
-        """``key``'s bucket of ``buckets``, made full on first use (kept after the address's
-        connections are gone, until it has refilled: see ``_forget_refilled``)."""
-        bucket = buckets.get(key)
-        if bucket is None:
-            _forget_refilled(buckets, now, lambda b: b)
-            bucket = buckets[key] = Bucket(rate, burst, now)
-        return bucket
-
     def message_wait(self, host: str) -> float:
         """Take one message's worth of the address's rate: 0.0, or seconds until allowed."""
         cfg = self.config
         now = self._now()
-        bucket = self._bucket(
+        bucket = bucket_for(
             self._messages, address_key(host), now, cfg.address_rate, cfg.address_burst
         )
         return bucket.take(now)
@@ -349,7 +360,7 @@ class AddressBook:
         """Take one of ``host``'s whole views asked for again, or raise the refusal."""
         cfg = self.config
         now = self._now()
-        bucket = self._bucket(self._views, address_key(host), now, cfg.view_rate, cfg.view_burst)
+        bucket = bucket_for(self._views, address_key(host), now, cfg.view_rate, cfg.view_burst)
         wait = bucket.take(now)
         if wait:
             raise self.refuse(
@@ -381,9 +392,7 @@ class AddressBook:
         costs the address one guess, and is logged (at most once a minute per address)."""
         cfg = self.config
         now = self._now()
-        guesses = self._bucket(
-            self._guesses, address_key(host), now, cfg.guess_rate, cfg.guess_burst
-        )
+        guesses = bucket_for(self._guesses, address_key(host), now, cfg.guess_rate, cfg.guess_burst)
         guesses.spend(now, 1)
         self.note(host, code, "a room code or password that is wrong")
 

@@ -55,7 +55,7 @@ from conjure.protocol.words import shape_problem, word_fingerprint
 from conjure.server import feed, results
 from conjure.server.config import ServerConfig
 from conjure.server.connection import CLOSE_GOING_AWAY, CLOSE_NORMAL, frame_of
-from conjure.server.gate import Bucket, address_key
+from conjure.server.gate import Bucket, address_key, bucket_for, forget_refilled
 from conjure.server.lobby import (
     Lobby,
     PasswordHash,
@@ -1607,12 +1607,8 @@ class Room:
         table is updated quietly, at most once every ``COMINGS_QUIET`` seconds; a connection
         that ``arrived`` gets its own view at once."""
         now = self.config.clock()
-        key = address_key(conn.remote)
-        bucket = self._comings.get(key)
-        if bucket is None:
-            for full in [k for k, b in self._comings.items() if b.full(now)]:
-                del self._comings[full]  # (refilled: forgetting them gives nothing away)
-            bucket = self._comings[key] = Bucket(COMINGS_RATE, COMINGS_BURST, now)
+        key = address_key(conn.remote)  # (a room's few addresses: refilled ones go at once)
+        bucket = bucket_for(self._comings, key, now, COMINGS_RATE, COMINGS_BURST, keep=0)
         if bucket.take(now) == 0:
             self._broadcast([line] if line else [])
             return
@@ -1636,8 +1632,7 @@ class Room:
         """A seat left the lobby: its chat budget is kept by its address until it refills."""
         budget = self._chat.pop(pid, None)
         now = self.config.clock()
-        for full in [k for k, b in self._chat_left.items() if b.full(now)]:
-            del self._chat_left[full]
+        forget_refilled(self._chat_left, now, keep=0)
         if budget is not None and not budget.full(now):
             key = address_key(conn.remote)
             kept = self._chat_left.get(key)

@@ -197,20 +197,7 @@ class GameServer:
             self.report.refused.append(line)
             resumed.writer.close()
             return
-        room = Room(
-            code,
-            self.config,
-            self._room_closed,
-            store=self.store,
-            game=resumed.game,
-            writer=resumed.writer,
-            receipt=resumed.receipt,
-            results_=resumed.results,
-            told=resumed.talk,
-        )
-        self.rooms[code] = room
-        assert self._rooms_nursery is not None
-        self._rooms_nursery.start_soon(room.run)
+        self._open_room(code, resumed=resumed)
         log.info("room %s: resumed game %s from its log", code, resumed.game.setup.game_id)
 
     def _new_room(self, conn: Connection, msg: m.CreateRoom) -> Room:
@@ -226,19 +213,32 @@ class GameServer:
         clean_name(msg.name)
         clean_settings(msg.settings)
         code = new_room_code(self.held_rooms.union(self.rooms))
+        room = self._open_room(code, creator=conn.remote)
+        self.book.room_created(conn.remote)
+        log.info("room %s: created by %s", code, conn.remote)
+        return room
+
+    def _open_room(
+        self, code: str, *, creator: str | None = None, resumed: Resumed | None = None
+    ) -> Room:
+        """A room of this server under ``code``, running: new (made by ``creator``) or
+        ``resumed`` from its log."""
         room = Room(
             code,
             self.config,
             self._room_closed,
             store=self.store,
-            creator=conn.remote,
+            creator=creator,
             on_wrong_password=self._wrong_password,
+            game=resumed.game if resumed else None,
+            writer=resumed.writer if resumed else None,
+            receipt=resumed.receipt if resumed else None,
+            results_=resumed.results if resumed else None,
+            told=resumed.talk if resumed else (),
         )
-        self.book.room_created(conn.remote)
         self.rooms[code] = room
         assert self._rooms_nursery is not None
         self._rooms_nursery.start_soon(room.run)
-        log.info("room %s: created by %s", code, conn.remote)
         return room
 
     def _room_closed(self, room: Room) -> None:
