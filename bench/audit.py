@@ -55,6 +55,7 @@ from loadlib.auditlog import BUSY, LONGEST, START, GameLog, bare_fold, play_game
 
 from conjure.server.audit_verify import audit  # noqa: E402
 from conjure.server.logformat import read_log  # noqa: E402
+from conjure.server.recovery import load_replays  # noqa: E402
 from conjure.server.redecide import redecide  # noqa: E402
 
 TARGET = 50_000  #: events per second re-decided (printed, not asserted)
@@ -167,6 +168,36 @@ def measure(paths: list[Path], events: int, runs: int) -> tuple[float, float, fl
     return events / min(full), events / min(cmd), events / min(together)
 
 
+def startup(paths: list[Path], folder: Path, copies: int, runs: int) -> None:
+    """Time a server's start-up (``load_replays``) over a ``replays/`` of finished games: the
+    busy logs, ``copies`` times each (hard links where the filesystem allows), against reading
+    and deciding each whole, which start-up once did for every finished log."""
+    folder.mkdir()
+    logs = []
+    for i in range(copies):
+        for p in paths:
+            dest = folder / f"{p.stem}-{i}.jsonl"
+            try:
+                os.link(p, dest)
+            except OSError:
+                shutil.copy2(p, dest)
+            logs.append(dest)
+    said: list[str] = []
+    found = load_replays(folder, said.append)
+    if found.finished != len(logs) or said:
+        raise SystemExit(
+            f"bench/audit.py: start-up took {found.finished} of {len(logs)} logs "
+            f"for finished games: {said[:3]}"
+        )
+    now = timed(lambda: load_replays(folder, said.append), runs)
+    whole = timed(lambda: [redecide(read_log(p).records) for p in logs], runs)
+    print(
+        f"Start-up over {len(logs)} finished games ({copies} copies of each log): "
+        f"best {min(now):.3f} s ({min(now) / len(logs) * 1e3:.2f} ms a log); read and decided "
+        f"whole, as start-up once did: {min(whole):.2f} s ({min(whole) / min(now):.0f}x)"
+    )
+
+
 def profile(paths: list[Path], top: int = 25) -> None:
     prof = cProfile.Profile()
     prof.enable()
@@ -200,9 +231,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, metavar="DIR", help="copy the built logs into DIR")
     parser.add_argument("--quick", action="store_true", help="two games, one run (smoke test)")
     parser.add_argument("--profile", action="store_true", help="also print audit()'s cProfile")
+    parser.add_argument(
+        "--startup-copies",
+        type=int,
+        default=34,
+        help="start-up is timed over this many copies of each busy log (default 34: 510 games)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.events, args.runs = min(args.events, 1000), 1  # two games: both replay forms run
+        args.startup_copies = min(args.startup_copies, 2)
     if args.events < 1 or args.runs < 1:
         parser.error("--events and --runs must be at least 1")
     if args.keep is not None and args.keep.resolve().is_relative_to((ROOT / "replays").resolve()):
@@ -232,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         print(f"Timings over all {len(paths)} logs, {args.runs} run(s) each:")
         rate, command_rate, at_once = measure(paths, events, args.runs)
+        if args.startup_copies > 0:
+            startup(paths, folder / "startup", args.startup_copies, args.runs)
 
         if args.quick:
             print("(--quick: the longest single game is not built)")

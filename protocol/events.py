@@ -348,6 +348,8 @@ AnyEvent = (
 
 #: The events that finish a game: nothing follows them, its log is closed and never resumed.
 FINAL_EVENTS: tuple[type[Event], ...] = (GameEnded, GameAbandoned)
+#: The record types a game's log ends with.
+FINAL_TYPES: frozenset[str] = frozenset(struct_tag(cls) for cls in FINAL_EVENTS)
 
 EVENT_TYPES: dict[str, type[Event]] = {struct_tag(cls): cls for cls in get_args(AnyEvent)}
 

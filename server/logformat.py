@@ -576,6 +576,33 @@ def first_record(fd: int) -> tuple[LogRecord | None, str]:
     return record, ""
 
 
+#: The most bytes :func:`last_record` reads from a file's end: a game's last record (its
+#: end, with every seat's standing) is a few kilobytes; a longer last line is read the long way.
+LAST_LINE_READ = 64 << 10
+
+
+def last_record(fd: int) -> LogRecord | None:
+    """The record on the last line of an open file, if that line is a sound record (canonical,
+    its own hash right) that ends the file with its newline; None otherwise.
+
+    Reads at most ``LAST_LINE_READ`` bytes, with ``pread`` (the file's offset is untouched).
+    Whether the record follows the lines before it is not known from it alone: only reading the
+    whole file (:func:`read_log`) tells that.
+    """
+    size = os.fstat(fd).st_size
+    n = min(size, LAST_LINE_READ)
+    if n < 2:
+        return None
+    tail = os.pread(fd, n, size - n)
+    if len(tail) != n or not tail.endswith(b"\n"):
+        return None
+    start = tail.rfind(b"\n", 0, n - 1)
+    if start < 0 and n < size:
+        return None  # the line began before what was read: longer than any last record
+    record, _damage_found = _damage(tail[start + 1 : n - 1])
+    return record
+
+
 def verify_receipt(records: Sequence[LogRecord], seq: int, hash: str) -> bool:
     """Whether a receipt (seq, chain hash) a client kept lies on this verified chain."""
     if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq < len(records):

@@ -16,6 +16,8 @@ start-up does with each file"):
 - An unfinished game whose room code another log's unfinished game holds is **refused**, both
   of them; so is an unfinished log not named after its game, a link start-up would write
   through (an unfinished game or a torn tail), and a tail longer than one append.
+- A log whose last line is a sound ``game_ended`` or ``game_abandoned`` record ending the file
+  is a finished game: counted, and read no further (``_ends_the_game`` says why).
 - Only then is a torn tail (a crash mid-append) moved aside (``recover_torn_tail``); a finished
   game is counted and stays as it is; an unfinished one is resumed with a writer.
 
@@ -36,6 +38,7 @@ import msgspec
 from conjure.protocol.events import (
     AUDITABLE_RULES,
     FINAL_EVENTS,
+    FINAL_TYPES,
     RULES_VERSION,
     Event,
     GameStarted,
@@ -53,6 +56,7 @@ from conjure.server.logformat import (
     LogRecord,
     converted,
     first_record,
+    last_record,
     read_log,
 )
 from conjure.server.logstore import LogWriter, open_for_append, recover_torn_tail
@@ -154,6 +158,24 @@ def load_replays(replays: Path, say: Callable[[str], None]) -> LoadReport:
     return report
 
 
+def _ends_the_game(record: LogRecord | None) -> bool:
+    """Whether a log's last line ends its game: a sound ``game_ended`` or ``game_abandoned``
+    record after the first, ending its batch, with nothing after it.
+
+    Why a finished log is read no further: nothing of a finished game is loaded, so start-up
+    needs only to know that it is over, and reading and deciding every finished log again made
+    start-up grow with the history (510 finished games of about 700 events each: 8.4 s before
+    the server listened; docs/LOG.md). ``conjure replay`` audits a finished log whole.
+    """
+    if record is None or record.seq == 0 or record.batch or record.type not in FINAL_TYPES:
+        return False
+    try:
+        event_from_record(record.type, record.data)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
 def _finished(events: Sequence[Event]) -> bool:
     """A game that ended (or was abandoned) is never resumed."""
     return any(isinstance(e, FINAL_EVENTS) for e in events)
@@ -170,6 +192,7 @@ def _load_one(
     try:
         st = os.fstat(fd)
         header = _header(fd)
+        ending = last_record(fd)
     finally:
         os.close(fd)
     start = event_from_record(header.type, header.data)
@@ -188,6 +211,9 @@ def _load_one(
         illegal = first_illegal([start])  # the table, before reading further
         if illegal is not None:
             raise _Refuse(f"line 1 is not legal under rules version {RULES_VERSION}: {illegal[1]}")
+    if _ends_the_game(ending):
+        report.finished += 1
+        return
     result = read_log(path)
     if result.file_id != (st.st_dev, st.st_ino):
         raise _Refuse("the file was replaced while start-up read it")

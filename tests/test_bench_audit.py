@@ -28,5 +28,6 @@ def test_quick_audit_benchmark_verifies_its_log_and_prints_events_per_second(
     assert re.search(r"conjure replay's audit: [\d,]+ events/s", done.stdout), done.stdout
     assert re.search(r"conjure replay x2 \(subprocess\) .* [\d,]+ events/s", done.stdout)
     assert re.search(r"conjure replay of all 2 at once .* [\d,]+ events/s", done.stdout)
+    assert re.search(r"Start-up over 4 finished games .* best [\d.]+ s", done.stdout)
     kept = list(tmp_path.glob("*.jsonl"))
     assert len(kept) == 2 and all(k.read_bytes().startswith(b'{"batch":') for k in kept)

@@ -36,6 +36,7 @@ from conjure.server.logformat import (
     LogError,
     build_record,
     encode_record,
+    last_record,
     read_log,
 )
 from conjure.server.logstore import (
@@ -47,7 +48,7 @@ from conjure.server.logstore import (
 )
 from conjure.server.recovery import NOT_A_LOG, load_replays
 from conjure.server.rules.legality import first_illegal
-from tests.auditlogs import RecordingTable, as_batches
+from tests.auditlogs import RecordingTable, as_batches, sample_game, write_log
 from tests.rulestable import DEFAULT_CARDS
 from tests.test_redecide import random_game
 from tests.wsclient import open_client, open_table, start_game
@@ -403,6 +404,86 @@ async def test_an_illegal_hash_valid_log_is_refused_and_not_verified(
     assert f"FAIL  line {n} (seq {n - 1}) is not legal under rules version {RULES_VERSION}: " in out
     assert "FAIL  not what the rules decide at line" in out  # and the re-decided moves differ
     assert why in out and "NOT VERIFIED" in out
+
+
+# ---------------------------------------------------------------------------- finished games
+
+
+def test_a_finished_log_is_read_at_its_ends_alone(replays, capsys, monkeypatch, tmp_path):
+    """Nothing of a finished game is loaded, so start-up reads its first and last lines and
+    no more: damage in between is the audit's to find, not start-up's (which once read and
+    decided again every finished game before it listened)."""
+    log = replays / "game-1.jsonl"
+    write_log(log, sample_game().decisions)
+    whole = log.read_bytes()
+    lines = whole.split(b"\n")
+    assert b'"wing"' in lines[5]
+    lines[5] = lines[5].replace(b'"wing"', b'"wind"')  # edited, its hash not made again
+    log.write_bytes(b"\n".join(lines))
+    said: list[str] = []
+    report = load_replays(replays, said.append)
+    assert (report.finished, report.refused, report.resumed, said) == (1, [], [], [])
+    assert report.held_rooms == set()  # a finished game's room code is free again
+    assert log.read_bytes() == b"\n".join(lines)
+    # Read whole, as conjure replay reads it, the edit is found.
+    monkeypatch.setenv("CONJURE_STATE_DIR", str(tmp_path / "nostate"))
+    capsys.readouterr()
+    assert main(["replay", str(log), "--no-state-dir"]) == 1
+    assert "hash chain broken at line 6" in capsys.readouterr().out
+
+
+def test_a_finished_log_with_bytes_after_its_end_is_read_whole(replays):
+    """Only a final record that ends the file ends the reading: bytes after it (a torn
+    write, whatever made it) are read and moved aside as any torn tail."""
+    log = replays / "game-1.jsonl"
+    write_log(log, sample_game().decisions)
+    good = log.read_bytes()
+    log.write_bytes(good + b'{"batch":0,"data":{"rou')
+    said: list[str] = []
+    report = load_replays(replays, said.append)
+    assert (report.finished, report.refused, report.resumed) == (1, [], [])
+    (line,) = said
+    assert line.startswith(f"recovered {log}: the last write was cut short")
+    assert log.read_bytes() == good
+    assert log.with_name(log.name + ".torn").read_bytes() == b'{"batch":0,"data":{"rou'
+
+
+def test_an_unfinished_log_is_still_read_and_decided_whole(replays):
+    """An unfinished game's log is read whole, however its last line reads: an edit in it
+    is refused, as before."""
+    log = replays / "game-1.jsonl"
+    write_game(log)
+    lines = log.read_bytes().split(b"\n")
+    lines[3] = lines[3].replace(b'"round":1', b'"round":2', 1)
+    log.write_bytes(b"\n".join(lines))
+    said: list[str] = []
+    report = load_replays(replays, said.append)
+    assert report.finished == 0 and report.resumed == [] and len(report.refused) == 1
+    assert "line 4 is damaged or was edited" in said[0]
+
+
+def test_last_record_reads_a_sound_last_line_and_nothing_else(tmp_path, monkeypatch):
+    log = tmp_path / "game-1.jsonl"
+    records = write_log(log, sample_game().decisions)
+    whole = log.read_bytes()
+
+    def last(data: bytes) -> Any:
+        log.write_bytes(data)
+        fd = os.open(log, os.O_RDONLY)
+        try:
+            return last_record(fd)
+        finally:
+            os.close(fd)
+
+    assert last(whole) == records[-1] and records[-1].type == "game_ended"
+    assert last(whole[:-1]) is None  # no newline: a torn write
+    assert last(whole + b"x\n") is None  # not a record
+    assert last(whole[:-2] + b" \n") is None  # not canonical
+    assert last(b"") is None and last(b"\n") is None
+    assert last(whole.split(b"\n")[0] + b"\n") == records[0]  # a lone first line
+    # A last line longer than what is read from the end is not taken for a record.
+    monkeypatch.setattr("conjure.server.logformat.LAST_LINE_READ", 100)
+    assert last(whole) is None
 
 
 async def test_a_crash_in_the_first_append_is_refused_untouched(start_server, replays, said):
