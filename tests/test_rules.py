@@ -966,3 +966,39 @@ def test_every_ruling_in_RULES_md_has_a_test_named_after_it():
     tests = "\n".join(p.read_text() for p in (root / "tests").glob("test_*.py"))
     missing = [i for i in ids if not re.search(rf"def test_{i}_", tests)]
     assert not missing, f"rulings without a test: {missing}"
+
+
+def test_the_checks_a_review_asks_again_are_those_of_the_state_asked():
+    """current_checks remembers its last answer (every challenge and proposal asks it again of
+    a round its votes alone changed): after every event of a game where challenges carry and
+    fail, a reveal never comes and rounds follow each other, it answers as the sheet does."""
+    from conjure.server.rules.evolve import evolve
+    from conjure.server.rules.scoring import check_words
+    from conjure.server.rules.sheet import current_checks, round_sheet
+    from tests.auditlogs import sample_game
+
+    t = sample_game()
+    asked = 0
+    state = None
+    for _ts, events in t.decisions:
+        for e in events:
+            state = evolve(state, e)
+            r = state.round
+            if r is not None and r.published is not None and r.card is not None:
+                assert current_checks(state) == check_words(round_sheet(state))
+                asked += 1
+    assert asked > 20
+    # A ruling that carries changes the checks: they follow it.
+    t = Table(4)
+    t.choose("Vehicle")
+    t.spell_by(ROCKET_SPELLS)
+    t.mark("Bob", "Cy")
+    t.summon({"Ann": "rocket", "Bob": "jet", "Cy": "jet", "Dee": "moon rocket"})
+    before = current_checks(t.g)
+    t.run(c.Challenge(now=t.now, seat=0, target=1, rule="noun"))  # Ann's yes is cast with it
+    assert current_checks(t.g) == before
+    t.run(c.Vote(now=t.now, seat=3, proposal=0, yes=True))
+    after = current_checks(t.g)
+    assert {1, 2} <= after[0].keys() and not {1, 2} & before[0].keys()
+    t.run(c.Kick(now=t.now, seat=0, target=2))
+    assert current_checks(t.g) == check_words(round_sheet(t.g))

@@ -49,8 +49,38 @@ def round_sheet(g: Game) -> RoundSheet[int]:
 
 
 def current_checks(g: Game) -> tuple[dict, dict]:
-    """Invalid words and flags as they stand now (automatic checks plus carried challenges)."""
-    return check_words(round_sheet(g))
+    """Invalid words and flags as they stand now (automatic checks plus carried challenges).
+
+    Memoized on everything :func:`round_sheet` reads (one entry): every challenge and "same
+    thing" proposal of a review asks it again of a round that only its votes have changed,
+    and in an audit that was a tenth of re-deciding a review (docs/PERFORMANCE.md). The key
+    holds the parts themselves, so a changed part never meets a stale answer. Callers only
+    read what it returns.
+    """
+    global _last_checks
+    r = g.round
+    assert r is not None
+    key = (
+        g.setup,
+        g.kicked,
+        r.number,
+        r.card,
+        r.marked,
+        r.spells,
+        r.published,
+        r.unrevealed,
+        r.skipped,
+        tuple((p.kind, p.seats, p.rule) for p in r.proposals if p.carried),
+    )
+    last = _last_checks
+    if last is not None and last[0] == key:
+        return last[1]
+    checks = check_words(round_sheet(g))
+    _last_checks = (key, checks)
+    return checks
+
+
+_last_checks: tuple[tuple, tuple[dict, dict]] | None = None
 
 
 def current_standing(g: Game) -> tuple[dict, dict, list[list[int]]]:
