@@ -190,11 +190,11 @@ def startup(paths: list[Path], folder: Path, copies: int, runs: int) -> None:
             f"for finished games: {said[:3]}"
         )
     now = timed(lambda: load_replays(folder, said.append), runs)
-    whole = timed(lambda: [redecide(read_log(p).records) for p in logs], runs)
+    whole = timed(lambda: [redecide(read_log(p).records) for p in logs], 1)  # (seconds each)
     print(
         f"Start-up over {len(logs)} finished games ({copies} copies of each log): "
         f"best {min(now):.3f} s ({min(now) / len(logs) * 1e3:.2f} ms a log); read and decided "
-        f"whole, as start-up once did: {min(whole):.2f} s ({min(whole) / min(now):.0f}x)"
+        f"whole, as start-up once did (one run): {min(whole):.2f} s ({min(whole) / min(now):.0f}x)"
     )
 
 
