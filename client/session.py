@@ -108,6 +108,11 @@ def host_port(url: str) -> str:
     return url.split("://", 1)[-1].rstrip("/")
 
 
+def chat_line(name: str, text: str) -> str:
+    """How a chat line reads in the feed, said now or before one came back."""
+    return f"{name}: {text}"
+
+
 #: Said when the server refused a chat line as too quick: two rows at 80 columns, whole.
 CHAT_BACK = (
     "Chatting too fast: that line was not sent. It is back in the input: send it again soon."
@@ -371,7 +376,7 @@ class Session(Inputs):
         elif isinstance(msg, Error):
             self._on_error(msg)
         elif isinstance(msg, Chat):
-            self.add_feed(f"{msg.name}: {msg.text}", "chat")
+            self.add_feed(chat_line(msg.name, msg.text), "chat")
         elif isinstance(msg, ByeMsg):
             # Final or not depends on the close code that follows (see client.net).
             self.bye_reason = msg.reason
@@ -506,18 +511,26 @@ class Session(Inputs):
         else:
             self.deadline_at = None
         quiet: set[str] = set()
-        if msg.earlier and self._talk_of != v.room:
+        if (msg.earlier or msg.earlier_chat) and self._talk_of != v.room:
             # Back with an empty screen (a closed terminal, another machine): the table talk
-            # so far, as the room kept it. A client that kept its own feed has it already.
-            # One's own comings and goings are no news (seen: a newcomer read "Mira is away."
-            # as they sat down); the seat's name is the one the room said them with.
+            # and the chat so far, as the room kept them. A client that kept its own feed has
+            # them already. One's own comings and goings are no news (seen: a newcomer read
+            # "Mira is away." as they sat down); the seat's name is the one the room said them
+            # with.
             me = next((p.name for p in v.players if p.seat == v.you), None)
             own = {f"{me} is away.", f"{me} is back."} if me is not None else set()
-            lines = [line for line in msg.earlier if line not in own]
-            if lines:
+            told: list[tuple[str, str]] = []
+            chat = sorted(msg.earlier_chat, key=lambda c: c.after)  # (stable: oldest first)
+            for i, line in enumerate([*msg.earlier, None]):
+                while chat and (chat[0].after <= i or line is None):
+                    said = chat.pop(0)
+                    told.append((chat_line(said.name, said.text), "chat"))
+                if line is not None and line not in own:
+                    told.append((line, "event"))
+            if told:
                 self.add_feed(f"earlier in room {v.room}:", "me")
-                for line in lines:
-                    self.add_feed(line)
+                for text, kind in told:
+                    self.add_feed(text, kind)
         self._talk_of = v.room
         if self._first_seat is not None:
             seat, room, resumed = self._first_seat

@@ -400,6 +400,16 @@ class Watching(ServerMsg, tag="watching"):
     room: str
 
 
+class EarlierChat(FrozenStruct):
+    """A chat line said before a connection's first view from a room (``Update.earlier_chat``)."""
+
+    name: str
+    text: str
+    seat: int | None = None
+    #: How many of that update's ``earlier`` lines were said before it: it goes after them.
+    after: int = 0
+
+
 class Update(ServerMsg, tag="update"):
     view: View
     receipt: Receipt | None = None
@@ -407,13 +417,20 @@ class Update(ServerMsg, tag="update"):
     #: Only in a connection's first view from a room: the room's table talk before it (at most
     #: ``EARLIER_LINES``, oldest first), for a client that comes back with nothing on screen.
     earlier: list[str] = []  # noqa: RUF012
+    #: Beside ``earlier``: the room's chat before that view (at most ``EARLIER_LINES``, oldest
+    #: first), each placed among ``earlier``'s lines. Seen: a player whose terminal was closed
+    #: came back to the table talk but not to what the others had said.
+    earlier_chat: list[EarlierChat] = []  # noqa: RUF012
     #: The number of this view on this connection, given only to a patching client: the next
     #: ``patch`` names it as its ``base``.
     n: int | None = None
 
 
-#: The most lines of earlier table talk a first view carries (``Update.earlier``).
+#: The most lines of earlier table talk a first view carries (``Update.earlier``), and the
+#: most chat lines (``Update.earlier_chat``).
 EARLIER_LINES = 40
+#: What a first view carries of the room's past: its ``earlier`` and its ``earlier_chat``.
+Earlier = tuple[list[str], list[EarlierChat]]
 
 
 class Patch(ServerMsg, tag="patch"):

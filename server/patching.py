@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from conjure.protocol.messages import Receipt, RoomSettings, encoder
+from conjure.protocol.messages import Earlier, Receipt, RoomSettings, encoder
 from conjure.protocol.patch import Op, diff
 from conjure.server.rules.state import Game
 from conjure.server.views import Table, ViewCache, lasting_parts, public_view
@@ -151,16 +151,19 @@ class Frames:
         return held
 
     def full(
-        self, seat: int | None, feed: list[str], earlier: list[str] | None = None
+        self, seat: int | None, feed: list[str], earlier: Earlier | None = None
     ) -> tuple[bytes, Sent]:
         """A whole ``update`` (the first one, or the answer to ``resync``), numbered; the
-        first one a connection gets from a room carries ``earlier`` (``Update.earlier``)."""
+        first one a connection gets from a room carries ``earlier`` (``Update.earlier`` and
+        ``Update.earlier_chat``)."""
+        lines, chat = earlier if earlier is not None else ([], [])
         msg = {
             "type": "update",
             "view": viewer_doc(self.doc, seat),
             "receipt": self.receipt,
             "feed": feed,
-            "earlier": earlier or [],
+            "earlier": lines,
+            "earlier_chat": chat,
             "n": self.n,
         }
         return text_frame(encoder.encode(msg)), self._holding(seat)

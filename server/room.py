@@ -335,6 +335,10 @@ class Room:
         #: The table talk so far (the newest lines), for a connection's first view: seen, a
         #: player who came back after a terminal was closed found the table talk gone.
         self._told: deque[str] = deque(told, maxlen=m.EARLIER_LINES)
+        #: Lines told in all (``_told`` keeps the newest), and the newest chat with how many
+        #: lines had been told before each: a first view places its chat among its lines.
+        self._told_count = len(self._told)
+        self._said: deque[tuple[int, m.Chat]] = deque(maxlen=m.EARLIER_LINES)
         self._roster_of: tuple[GameSetup, int, set[int], bool, Roster] | None = None
         # A deque and a parking lot rather than a memory channel: queued requests are handled
         # back to back, without a scheduler round trip each (the room awaits only its log).
@@ -756,7 +760,9 @@ class Room:
                 if self._chat_budget(conn, pid, now).take(now) > 0:
                     raise Refusal("chat_busy", CHAT_BUSY)
                 i = self._roster().seat(pid)
-                self._send_all(m.Chat(name=self._roster().name(pid), text=msg.text, seat=i))
+                chat = m.Chat(name=self._roster().name(pid), text=msg.text, seat=i)
+                self._said.append((self._told_count, chat))
+                self._send_all(chat)
             case m.ChangeSettings():
                 self._change_settings(conn, msg)
             case m.SeatOrder():
@@ -1495,9 +1501,8 @@ class Room:
         patches: Frames | None = None
         for pid, conn in list(self.conns.items()):
             if conn.earlier_due:  # this broadcast's lines are its feed, the ones before earlier
-                earlier = list(self._told)
                 patches = self._send_first(
-                    conn, seats[pid], table, receipt, lines, patches, earlier
+                    conn, seats[pid], table, receipt, lines, patches, self._earlier()
                 )
             elif conn.patches:
                 patches = patches or self._patches(table, receipt)
@@ -1508,6 +1513,7 @@ class Room:
             same = self._spectator_lines == lines  # no lines held back from coalesced updates
             self._send_spectators(now, table, receipt, frames[None] if same else None, patches)
         self._told.extend(lines)
+        self._told_count += len(lines)
 
     def _send_first(
         self,
@@ -1517,7 +1523,7 @@ class Room:
         receipt: Receipt | None,
         lines: list[str],
         patches: Frames | None,
-        earlier: list[str],
+        earlier: m.Earlier,
     ) -> Frames | None:
         """A connection's first view from this room, with the table talk before it
         (``Update.earlier``); the patching views made for it, to share with the others."""
@@ -1531,6 +1537,21 @@ class Room:
             )[seat]
         conn.send_frame(data)
         return patches
+
+    def _earlier(self, held: int = 0) -> m.Earlier:
+        """The table talk and the chat before a connection's first view (``Update.earlier``,
+        ``Update.earlier_chat``), but for the newest ``held`` lines, which it hears later."""
+        lines = list(self._told)
+        if held:
+            lines = lines[: max(0, len(lines) - held)]
+        first = self._told_count - len(self._told)  # the count of the oldest line kept
+        chat = [
+            m.EarlierChat(
+                name=c.name, text=c.text, seat=c.seat, after=min(max(0, at - first), len(lines))
+            )
+            for at, c in self._said
+        ]
+        return lines, chat
 
     def _patches(self, table: Table, receipt: Receipt | None) -> Frames:
         self._views_made += 1
@@ -1584,11 +1605,9 @@ class Room:
         )
         table, receipt = self.table(), self._receipt()
         if conn.earlier_due:
-            told = list(self._told)
-            if conn.spectator and self._spectator_lines:
-                # The newest lines are still to come in the spectators' next update: not twice.
-                told = told[: max(0, len(told) - len(self._spectator_lines))]
-            self._send_first(conn, seat, table, receipt, [], None, told)
+            # The newest lines held for the spectators come in their next update: not twice.
+            held = len(self._spectator_lines) if conn.spectator else 0
+            self._send_first(conn, seat, table, receipt, [], None, self._earlier(held))
             return
         if conn.patches:
             data, conn.sent = self._patches(table, receipt).full(seat, [])

@@ -21,6 +21,7 @@ import msgspec
 
 from conjure.protocol.messages import (
     CardView,
+    Earlier,
     PlayerView,
     ProposalView,
     Receipt,
@@ -106,7 +107,7 @@ def update_frames(
     receipt: Receipt | None,
     feed: list[str],
     cache: ViewCache,
-    earlier: list[str] | None = None,
+    earlier: Earlier | None = None,
 ) -> dict[int | None, bytes]:
     """The text frame of the ``Update`` each viewer gets, a whole WebSocket frame: exactly
     ``encode(Update(view=build_view(table, game, v), receipt=receipt, feed=feed))``, built faster.
@@ -130,7 +131,8 @@ def update_frames(
         view = msgspec.structs.replace(
             public, you=v, players=msgspec.Raw(b"[" + b",".join(parts) + b"]"), **shared
         )
-        update = Update(view=view, receipt=receipt, feed=feed, earlier=earlier or [])
+        lines, chat = earlier if earlier is not None else ([], [])
+        update = Update(view=view, receipt=receipt, feed=feed, earlier=lines, earlier_chat=chat)
         frames[v] = text_frame(encoder.encode(update))
     return frames
 

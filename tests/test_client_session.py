@@ -20,6 +20,7 @@ from conjure.protocol.messages import (
     ChooseCard,
     CommitSummon,
     CreateRoom,
+    EarlierChat,
     Error,
     JoinRoom,
     MarkBoards,
@@ -959,6 +960,35 @@ def test_back_with_an_empty_screen_the_table_talk_so_far_is_shown_once(tmp_path)
     other = Harness(tmp_path / "other", name="Annie").session  # her seat is "Ann" all the same
     other.on_message(Update(view=view("spell", turn=0), feed=[], earlier=own))
     assert [f.text for f in other.feed] == []  # nothing left to tell: no heading either
+
+
+def test_back_with_an_empty_screen_the_chat_so_far_is_shown_among_the_table_talk(tmp_path):
+    """The first view's ``earlier_chat`` goes into the feed as chat, each line after the
+    table talk said before it, under the one heading; chat alone gets the heading too."""
+    s = Harness(tmp_path).session
+    earlier = ["Bob joined.", "Ann chose the category 'Vehicle' (1 star).", "Bob is away."]
+    chat = [
+        EarlierChat(name="Bob", text="hi all", seat=1, after=1),
+        EarlierChat(name="Cy", text="brb", seat=2, after=3),
+        EarlierChat(name="Ann", text="ready?", seat=0, after=1),
+    ]
+    s.on_message(Update(view=view("spell", turn=0), feed=[], earlier=earlier, earlier_chat=chat))
+    told = [(f.text, f.kind) for f in s.feed]
+    assert told[-7:] == [
+        ("earlier in room ABCD:", "me"),
+        ("Bob joined.", "event"),
+        ("Bob: hi all", "chat"),
+        ("Ann: ready?", "chat"),  # said after the same line as Bob's, and after it
+        ("Ann chose the category 'Vehicle' (1 star).", "event"),
+        ("Bob is away.", "event"),
+        ("Cy: brb", "chat"),
+    ]
+    other = Harness(tmp_path / "other").session
+    other.on_message(Update(view=view("lobby"), feed=[], earlier_chat=chat[:1]))
+    assert [(f.text, f.kind) for f in other.feed][-2:] == [
+        ("earlier in room ABCD:", "me"),
+        ("Bob: hi all", "chat"),
+    ]
 
 
 def test_back_in_a_game_the_feed_does_not_say_twice_that_you_are_back(tmp_path):

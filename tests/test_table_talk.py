@@ -208,3 +208,54 @@ async def test_a_connection_that_resets_before_reading_its_first_view_leaves_the
             assert all(u.earlier == [] for u in got[1:])
         await by_seat(table)[view.conjurer].spell("wheel")  # the game goes on
         await ann.wait_view(lambda v: bool(v.players[view.conjurer].spell))
+
+
+async def test_a_player_back_on_a_new_connection_gets_the_chat_before_it_among_the_lines(
+    start_server,
+):
+    """Seen: a player whose terminal was closed came back to the table talk but not to what
+    the others had said. The first view carries the room's newest chat too, each line placed
+    after the table talk said before it; later views carry none."""
+    server = await start_server(chat_rate=100.0, chat_burst=100)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        view = await start_game(table)
+        ann, bob, cy = table
+        await ann.send(m.SendChat(text="good luck all"))
+        await ann.recv_until(lambda x: isinstance(x, m.Chat))
+        before = len(talk(ann))
+        await by_seat(table)[view.conjurer].choose(0)
+        await ann.wait_view(lambda v: v.phase == "spell")
+        await cy.send(m.SendChat(text="vehicles, easy"))
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.name == "Cy")
+        heard = talk(ann)
+        assert bob.token is not None and ann.room is not None
+        async with open_client(server.url, "Bob again") as back:
+            await back.resume(ann.room, bob.token)
+            await back.wait_view(lambda v: v.phase == "spell")
+            first = updates(back)[0]
+            assert first.earlier == heard
+            assert first.earlier_chat == [
+                m.EarlierChat(name="Ann", text="good luck all", seat=0, after=before),
+                m.EarlierChat(name="Cy", text="vehicles, easy", seat=2, after=len(heard)),
+            ]
+            assert before < len(heard)  # the category was chosen between the two
+            await ann.send(m.SendChat(text="welcome back"))
+            await back.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "welcome back")
+            assert all(u.earlier_chat == [] for u in updates(back)[1:])
+
+
+async def test_the_chat_a_first_view_carries_is_the_newest(start_server):
+    server = await start_server(chat_rate=1000.0, chat_burst=1000, rate=1000.0, burst=1000)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        ann = table[0]
+        assert ann.room is not None
+        said = [f"line {i}" for i in range(m.EARLIER_LINES + 5)]
+        for text in said:
+            await ann.send(m.SendChat(text=text))
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == said[-1])
+        async with open_client(server.url, "Eve") as eve:
+            await eve.watch(ann.room)  # a spectator hears the chat too
+            await eve.wait_view(lambda v: v.you is None)
+            chat = updates(eve)[0].earlier_chat
+    assert [c.text for c in chat] == said[-m.EARLIER_LINES :]  # the newest, oldest first
+    assert {(c.name, c.seat) for c in chat} == {("Ann", 0)}
