@@ -460,6 +460,7 @@ class Room:
                         )
                     finally:
                         item.done.set()
+                del item  # a connection gone must not stay alive in this loop while it waits
             if self._dealing is not None and not self._dealing.waiting:
                 await self._finish_deal()
             if self._presence:  # (after a start: who was away when it began, too)

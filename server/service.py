@@ -313,21 +313,30 @@ class GameServer:
                 queue_bytes=cfg.outbound_bytes,
             )
             ws.report = partial(self._frame_abuse, conn)
-            if refusal is not None or self._stopping.is_set():
-                await self._turn_away(conn, refusal)
-                return
-            self.connections.add(conn)
             try:
-                await self._serve_connection(conn)
+                if refusal is not None or self._stopping.is_set():
+                    await self._turn_away(conn, refusal)
+                    return
+                await self._serve_admitted(conn)
             finally:
-                conn.mark_closed()  # before looking at conn.room: a room never seats a closed one
-                self.connections.discard(conn)
-                if conn.room is not None:
-                    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                        conn.room.submit(Detached(conn))
-                await conn.final_close()
+                # The report holds the connection, which holds it: a cycle, that reference
+                # counting alone cannot free, and the clock's young collections never look at
+                # a connection that lived long (docs/PERFORMANCE.md).
+                ws.report = None
         finally:
             self.book.disconnect(host)
+
+    async def _serve_admitted(self, conn: Connection) -> None:
+        self.connections.add(conn)
+        try:
+            await self._serve_connection(conn)
+        finally:
+            conn.mark_closed()  # before looking at conn.room: a room never seats a closed one
+            self.connections.discard(conn)
+            if conn.room is not None:
+                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                    conn.room.submit(Detached(conn))
+            await conn.final_close()
 
     def _frame_abuse(self, conn: Connection, kind: Abuse) -> None:
         """The frame meter held a connection back, or found a message of too many frames."""

@@ -10,6 +10,7 @@ time the attack actually took.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import resource
@@ -300,6 +301,35 @@ async def test_connections_per_address_are_capped_with_a_clear_refusal(start_ser
         # the same number from another address is fine
         async with open_client(server.url, "Hana", source=HONEST) as hana:
             assert await hana.create(RoomSettings())
+
+
+async def test_a_connection_that_ends_is_freed_by_reference_counting_alone(start_server):
+    """Found by watching the collector: every connection held itself in a cycle (its
+    WebSocket's abuse report named it), which only a collection of the connection's generation
+    frees, and the server's collections on a clock look at the young alone: a visitor whose
+    connections lived a while and went grew the server for as long as it ran. A connection
+    served and one turned away at the door are each freed as they end, with no collection."""
+    from conjure.server.connection import Connection
+
+    def alive() -> int:
+        return sum(1 for o in gc.get_objects() if type(o) is Connection)
+
+    server = await start_server(max_connections_per_address=1)
+    gc.collect()
+    gc.disable()
+    try:
+        assert alive() == 0
+        async with open_client(server.url, "Ann", source=ATTACKER) as ann:
+            assert await ann.create(RoomSettings())  # a lobby seat, taken and left
+            async with open_client(server.url, "extra", hello=False, source=ATTACKER) as extra:
+                msg = await extra.recv()
+                assert isinstance(msg, m.Error) and msg.code == "too_many_connections"
+                await wait_until(lambda: extra.closed is not None, what="the refused one closed")
+            assert alive() == 1  # Ann's
+        with trio.fail_after(10):  # a hang guard, not a timing
+            await poll_until(lambda: not server.connections and alive() == 0)
+    finally:
+        gc.enable()
 
 
 async def test_connecting_in_a_loop_is_held_to_the_address_connection_rate(start_server):
