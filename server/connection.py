@@ -22,7 +22,7 @@ from conjure.server.wsframes import PING_FRAME, text_frame
 
 if TYPE_CHECKING:
     from conjure.server.patching import Sent
-    from conjure.server.room import Request, Room
+    from conjure.server.room import Room
 
 # WebSocket close codes used here.
 CLOSE_NORMAL = 1000
@@ -91,8 +91,10 @@ class Connection:
         self.spectator = False
         self.sent: Sent | None = None
         self.earlier_due = False
-        #: Requests queued for the room and perhaps not yet handled, oldest first (service.py).
-        self.unanswered: deque[Request] = deque()
+        #: When each request queued for the room and perhaps not yet handled is done, oldest
+        #: first (service.py). Not the requests: each names its connection, a cycle that kept
+        #: every connection that ended with one queued alive until a full collection (review).
+        self.unanswered: deque[trio.Event] = deque()
 
     def __repr__(self) -> str:
         return f"<Connection #{self.id} {self.remote} player={self.player_id}>"
@@ -215,8 +217,8 @@ class Connection:
 
     async def settle(self) -> None:
         """Wait until the room has handled every request of this connection queued for it."""
-        for req in list(self.unanswered):
-            await req.done.wait()
+        for done in list(self.unanswered):
+            await done.wait()
         self.unanswered.clear()
 
     def mark_closed(self) -> None:

@@ -547,10 +547,10 @@ class GameServer:
             await self._reply(conn, m.error(code=e.code, message=e.message, ref=ref))
             return
         unanswered = conn.unanswered
-        while unanswered and unanswered[0].done.is_set():
+        while unanswered and unanswered[0].is_set():
             unanswered.popleft()
         if len(unanswered) >= MAX_UNANSWERED:  # the room is slow (its disk): stop reading
-            await unanswered[0].done.wait()
+            await unanswered[0].wait()
         req = Request(conn, msg)
         try:
             room.submit(req)
@@ -562,7 +562,7 @@ class GameServer:
         if isinstance(msg, _ROUTING):
             await req.done.wait()
         else:
-            unanswered.append(req)
+            unanswered.append(req.done)
 
     def _wrong_password(self, conn: Viewer) -> None:
         """A room's answer to a wrong password: it costs the sender's address a guess."""

@@ -14,11 +14,13 @@ import gc
 import logging
 import os
 import resource
+import socket
 from pathlib import Path
 
 import pytest
 import trio
 
+from conjure.client import wire
 from conjure.protocol import messages as m
 from conjure.protocol.deck import Card
 from conjure.protocol.events import event_from_record
@@ -326,6 +328,49 @@ async def test_a_connection_that_ends_is_freed_by_reference_counting_alone(start
                 assert isinstance(msg, m.Error) and msg.code == "too_many_connections"
                 await wait_until(lambda: extra.closed is not None, what="the refused one closed")
             assert alive() == 1  # Ann's
+        with trio.fail_after(10):  # a hang guard, not a timing
+            await poll_until(lambda: not server.connections and alive() == 0)
+    finally:
+        gc.enable()
+
+
+async def test_a_connection_the_server_drops_after_a_chat_is_freed_too(start_server):
+    """From a review of the fix above: a connection the server ended itself (dropped as too
+    slow, closed with its room, its goodbye's grace run out) while a message of its own was
+    still counted as unanswered (a chat line, a move) stayed in a cycle with that message,
+    holding the frames queued for it, up to ``outbound_bytes``, until a full collection."""
+    from conjure.server.connection import Connection
+
+    def alive() -> int:
+        return sum(1 for o in gc.get_objects() if type(o) is Connection)
+
+    server = await start_server(
+        chat_rate=1000.0, chat_burst=1000, rate=1000.0, burst=1000, address_rate=10000.0
+    )
+    gc.collect()
+    gc.disable()
+    try:
+        async with open_client(server.url, "Ann") as ann, trio.open_nursery() as nursery:
+            code = await ann.create(RoomSettings())
+            sock = trio.socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            await sock.connect(("127.0.0.1", int(server.url.rsplit(":", 1)[1].strip("/"))))
+            stream = trio.SocketStream(sock)
+            link = wire.Link(await wire.wrap(nursery, stream, server.url))
+            await link.hello("tests")
+            await link.request_seat(m.JoinRoom(room=code, name="Slow"))
+            await link.send(m.SendChat(text="hi"))  # the last it says: it reads no more
+            await ann.wait_view(lambda v: len(v.players) == 2)
+            line = "x" * 280
+            for i in range(3000):  # until the server drops it: its queue full
+                if len(server.connections) == 1:
+                    break
+                await ann.send(m.SendChat(text=line))
+                if i % 20 == 0:
+                    await trio.sleep(0.01)
+            assert len(server.connections) == 1, "never dropped as too slow"
+            await trio.aclose_forcefully(stream)
+            nursery.cancel_scope.cancel()
         with trio.fail_after(10):  # a hang guard, not a timing
             await poll_until(lambda: not server.connections and alive() == 0)
     finally:
