@@ -790,22 +790,32 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)  # let nothing interrupt the clean-up
-        print("Stopping the server and the computer players ...", flush=True)
+        # What the next run needs goes first, before a word is printed: a terminal window
+        # closed under the game is gone for writing too (EIO), and a print that failed there
+        # left the game neither paused nor offered again (found by a newcomer).
         lines = _remember(store, url, room, name, replays, last)
+        _say("Stopping the server and the computer players ...")
         children.stop_all()
-        print("Stopped the server and the computer players.")
-        if code == 0:
-            # Kept only when something went wrong: every run left a folder in the temporary
-            # directory, and they piled up (seen by a newcomer).
+        _say("Stopped the server and the computer players.")
+        if code == 0 or not _say(f"Server and bot output: {workdir}"):
+            # Kept only when something went wrong, and said: every run left a folder in the
+            # temporary directory, and they piled up (seen by a newcomer).
             shutil.rmtree(workdir, ignore_errors=True)
-        else:
-            print(f"Server and bot output: {workdir}")
         for line in lines:
-            print(line)
+            _say(line)
         for sig, handler in old.items():
             signal.signal(sig, handler)
         signal.signal(signal.SIGINT, signal.default_int_handler)
     return code
+
+
+def _say(line: str) -> bool:
+    """Print a line of the clean-up; False when the terminal is gone (a closed window)."""
+    try:
+        print(line, flush=True)
+    except OSError:
+        return False
+    return True
 
 
 def _remember(

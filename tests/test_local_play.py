@@ -249,6 +249,40 @@ def two_runs(tmp_path: Path, old_log: Path, old_size: int) -> None:
         )
 
 
+def test_a_terminal_closed_under_the_game_leaves_it_paused_and_offered_again(tmp_path):
+    """Found by a newcomer: a window closed under make play (its terminal gone, so a print
+    fails with EIO) left the game neither paused nor remembered, and the next run opened a new
+    room while the old game's clock ran down. What the next run needs is kept before a word is
+    printed; nothing is left behind."""
+    assert TMUX is not None, "tmux is not installed: `make test` installs it (`make tools`)"
+    sock = tmp_path / "tmux.sock"
+    try:
+        make_play(sock, tmp_path)
+        screen = wait_screen(sock, "seated", "Ada", "Basil", "Cleo", timeout=40)
+        room = re.search(r"room ([A-Z]{4})", screen)
+        assert room is not None, screen
+        tmux(sock, "send-keys", "-t", "play", "s")
+        wait_screen(sock, "Start the game now, with these 4 players? y/n")
+        tmux(sock, "send-keys", "-t", "play", "y")
+        wait_screen(sock, "round 1/4", "Choose a category")
+        tmux(sock, "kill-server")  # the window closed: its processes are hung up on
+        deadline = time.monotonic() + 30
+        while processes_mentioning(str(tmp_path)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not processes_mentioning(str(tmp_path))
+        (log,) = (tmp_path / "replays").glob("*.jsonl")
+        facts = [r.type for r in read_log(log).records if r.type != "presence_changed"]
+        assert facts[-1] == "game_paused", facts  # no clock runs while nobody is there
+        assert not list(tmp_path.glob("conjure-play-*"))  # a folder nobody was told of: gone
+        sock = tmp_path / "tmux-2.sock"
+        make_play(sock, tmp_path)
+        wait_screen(sock, f"Your game in room {room.group(1)} is unfinished", "Resume it? [Y/n]")
+    finally:
+        subprocess.run(
+            [TMUX or "tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=10
+        )
+
+
 def test_the_host_is_asked_before_quitting_ends_the_game_for_another_person(tmp_path):
     """Ctrl-Q with a friend seated: a question that says what happens to them; n keeps playing."""
     assert TMUX is not None, "tmux is not installed: `make test` installs it (`make tools`)"
