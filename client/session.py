@@ -43,8 +43,8 @@ from conjure.client.tablestate import (
 from conjure.client.textfit import first_fitting, shorten
 from conjure.client.texts import HELP_TEXT
 from conjure.protocol.counts import MAX_CRYSTALS
-from conjure.protocol.messages import Bye as ByeMsg
 from conjure.protocol.messages import (
+    EARLIER_LINES,
     Chat,
     ClientMsg,
     CreateRoom,
@@ -61,6 +61,7 @@ from conjure.protocol.messages import (
     Watching,
     Welcome,
 )
+from conjure.protocol.messages import Bye as ByeMsg
 from conjure.protocol.names import name_problem
 from conjure.protocol.program import program_here
 from conjure.protocol.receiptsig import verify
@@ -518,17 +519,26 @@ class Session(Inputs):
             # "Mira is away." as they sat down); the seat's name is the one the room said them
             # with.
             me = next((p.name for p in v.players if p.seat == v.you), None)
-            own = {f"{me} is away.", f"{me} is back."} if me is not None else set()
+            own = (
+                {f"{me} is away.", f"{me} is back.", f"{me} created room {v.room}."}
+                if me is not None
+                else set()
+            )
+            # (no more than a server keeps: a bigger list is no server's, and took seconds)
+            lines = msg.earlier[-EARLIER_LINES:]
+            chat = sorted(msg.earlier_chat[-EARLIER_LINES:], key=lambda c: c.after)
             told: list[tuple[str, str]] = []
-            chat = sorted(msg.earlier_chat, key=lambda c: c.after)  # (stable: oldest first)
-            for i, line in enumerate([*msg.earlier, None]):
-                while chat and (chat[0].after <= i or line is None):
-                    said = chat.pop(0)
-                    told.append((chat_line(said.name, said.text), "chat"))
-                if line is not None and line not in own:
+            k = 0
+            for i, line in enumerate(lines):
+                while k < len(chat) and chat[k].after <= i:
+                    told.append((chat_line(chat[k].name, chat[k].text), "chat"))
+                    k += 1
+                if line not in own:
                     told.append((line, "event"))
+            told += [(chat_line(c.name, c.text), "chat") for c in chat[k:]]
             if told:
-                self.add_feed(f"earlier in room {v.room}:", "me")
+                cut = " (the newest lines only)" if len(msg.earlier) >= EARLIER_LINES else ""
+                self.add_feed(f"earlier in room {v.room}{cut}:", "me")
                 for text, kind in told:
                     self.add_feed(text, kind)
         self._talk_of = v.room

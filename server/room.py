@@ -1546,11 +1546,12 @@ class Room:
         if held:
             lines = lines[: max(0, len(lines) - held)]
         first = self._told_count - len(self._told)  # the count of the oldest line kept
+        # Chat said before the oldest line kept is left out with the lines around it: shown
+        # above them all, it read as said just before them (found by a newcomer).
         chat = [
-            m.EarlierChat(
-                name=c.name, text=c.text, seat=c.seat, after=min(max(0, at - first), len(lines))
-            )
+            m.EarlierChat(name=c.name, text=c.text, seat=c.seat, after=min(at - first, len(lines)))
             for at, c in self._said
+            if at >= first
         ]
         return lines, chat
 

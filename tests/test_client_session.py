@@ -991,6 +991,28 @@ def test_back_with_an_empty_screen_the_chat_so_far_is_shown_among_the_table_talk
     ]
 
 
+def test_the_earlier_lines_say_when_older_ones_were_not_kept_and_leave_out_your_own_room(
+    tmp_path,
+):
+    """The server keeps the newest 40 lines: a full list says so in its heading. Your own
+    creation of the room is no news (make play creates it before your client comes in), and a
+    list longer than any server keeps is cut to what one keeps, at once (a hostile server's
+    120,000 chat lines took the client a second)."""
+    s = Harness(tmp_path).session  # seat 0 is Ann's
+    full = [f"Guest{i} joined." for i in range(40)]
+    s.on_message(Update(view=view("lobby"), feed=[], earlier=["Ann created room ABCD.", *full]))
+    texts = [f.text for f in s.feed]
+    assert "earlier in room ABCD (the newest lines only):" in texts
+    assert "Ann created room ABCD." not in texts
+    other = Harness(tmp_path / "other").session
+    flood = [EarlierChat(name="Bob", text=f"{i}", seat=1, after=-i) for i in range(120_000)]
+    other.on_message(
+        Update(view=view("lobby"), feed=[], earlier=["Bob joined."], earlier_chat=flood)
+    )
+    chat = [f.text for f in other.feed if f.kind == "chat"]
+    assert sorted(chat) == sorted(f"Bob: {i}" for i in range(120_000 - 40, 120_000))
+
+
 def test_back_in_a_game_the_feed_does_not_say_twice_that_you_are_back(tmp_path):
     """Seen after make play resumed a game: "back at board 1 in room ..." and then "Ann is
     back.", the room's line about the same return."""

@@ -259,3 +259,30 @@ async def test_the_chat_a_first_view_carries_is_the_newest(start_server):
             chat = updates(eve)[0].earlier_chat
     assert [c.text for c in chat] == said[-m.EARLIER_LINES :]  # the newest, oldest first
     assert {(c.name, c.seat) for c in chat} == {("Ann", 0)}
+
+
+async def test_chat_said_before_the_oldest_line_kept_is_left_out_with_it(start_server):
+    """Found by a newcomer: once the table talk passed its 40 lines, the chat said among the
+    lines cut came first in a first view, as if said just before the oldest line kept."""
+    server = await start_server(
+        rate=1000.0, burst=1000, address_rate=1000.0, chat_rate=100.0, chat_burst=100
+    )
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        ann = table[0]
+        assert ann.room is not None
+        await ann.send(m.SendChat(text="long ago"))
+        await ann.recv_until(lambda x: isinstance(x, m.Chat))
+        for i in range(m.EARLIER_LINES // 2 + 3):  # more lines than are kept, after the chat
+            async with open_client(server.url, f"Guest{i}", source=f"127.0.0.{20 + i}") as guest:
+                await guest.join(ann.room)
+                await ann.wait_view(lambda v: len(v.players) == 4)
+                await guest.send(m.Leave())
+                await ann.wait_view(lambda v: len(v.players) == 3)
+        await ann.send(m.SendChat(text="just now"))
+        await ann.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "just now")
+        async with open_client(server.url, "Eve") as eve:
+            await eve.watch(ann.room)
+            await eve.wait_view(lambda v: v.you is None)
+            first = updates(eve)[0]
+    assert len(first.earlier) == m.EARLIER_LINES
+    assert [(c.text, c.after) for c in first.earlier_chat] == [("just now", m.EARLIER_LINES)]
