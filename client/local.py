@@ -790,11 +790,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)  # let nothing interrupt the clean-up
-        # What the next run needs goes first, before a word is printed: a terminal window
-        # closed under the game is gone for writing too (EIO), and a print that failed there
-        # left the game neither paused nor offered again (found by a newcomer).
-        lines = _remember(store, url, room, name, replays, last)
+        # Said where a terminal is: a window closed under the game is gone for writing too
+        # (EIO), and a print that failed there left the game neither paused nor offered again
+        # (found by a newcomer).
         _say("Stopping the server and the computer players ...")
+        lines = _remember(store, url, room, name, replays, last)
         children.stop_all()
         _say("Stopped the server and the computer players.")
         if code == 0 or not _say(f"Server and bot output: {workdir}"):

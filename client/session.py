@@ -537,7 +537,8 @@ class Session(Inputs):
                     told.append((line, "event"))
             told += [(chat_line(c.name, c.text), "chat") for c in chat[k:]]
             if told:
-                cut = " (the newest lines only)" if len(msg.earlier) >= EARLIER_LINES else ""
+                # (a server keeps that many: a full list may have lost older ones)
+                cut = f" (the newest {EARLIER_LINES} lines)" if len(lines) == EARLIER_LINES else ""
                 self.add_feed(f"earlier in room {v.room}{cut}:", "me")
                 for text, kind in told:
                     self.add_feed(text, kind)

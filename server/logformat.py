@@ -576,31 +576,50 @@ def first_record(fd: int) -> tuple[LogRecord | None, str]:
     return record, ""
 
 
-#: The most bytes :func:`last_record` reads from a file's end: a game's last record (its
-#: end, with every seat's standing) is a few kilobytes; a longer last line is read the long way.
-LAST_LINE_READ = 64 << 10
+#: The most bytes :func:`last_batch` reads from a file's end: a game's last decision (a round
+#: scored and the game's end, with every seat's standing) is a few kilobytes; a longer one is
+#: read the long way.
+LAST_BATCH_READ = 64 << 10
 
 
-def last_record(fd: int) -> LogRecord | None:
-    """The record on the last line of an open file, if that line is a sound record (canonical,
-    its own hash right) that ends the file with its newline; None otherwise.
+def last_batch(fd: int) -> list[LogRecord] | None:
+    """The records of the last batch of an open file, oldest first, if the file ends with that
+    whole batch, sound and chained: every line a sound record (canonical, its own hash right),
+    the batch counting down to 0 on the last line, each record's ``prev`` the hash of the line
+    before it, the line before the batch a sound record that ends a batch of its own (or none:
+    the batch starts the file), and the last line ending with its newline. None otherwise.
 
-    Reads at most ``LAST_LINE_READ`` bytes, with ``pread`` (the file's offset is untouched).
-    Whether the record follows the lines before it is not known from it alone: only reading the
-    whole file (:func:`read_log`) tells that.
+    Reads at most ``LAST_BATCH_READ`` bytes, with ``pread`` (the file's offset is untouched).
+    Whether the lines before the batch follow each other is not known from it: only reading
+    the whole file (:func:`read_log`) tells that.
     """
     size = os.fstat(fd).st_size
-    n = min(size, LAST_LINE_READ)
+    n = min(size, LAST_BATCH_READ)
     if n < 2:
         return None
     tail = os.pread(fd, n, size - n)
     if len(tail) != n or not tail.endswith(b"\n"):
         return None
-    start = tail.rfind(b"\n", 0, n - 1)
-    if start < 0 and n < size:
-        return None  # the line began before what was read: longer than any last record
-    record, _damage_found = _damage(tail[start + 1 : n - 1])
-    return record
+    lines = tail[:-1].split(b"\n")
+    whole = n == size  # else the first piece may be the end of a longer line: never used
+    batch: list[LogRecord] = []
+    for k in range(len(lines) - 1, -1, -1):
+        if k == 0 and not whole:
+            return None  # the batch, or the line before it, began before what was read
+        record, _damage_found = _damage(lines[k])
+        if record is None:
+            return None
+        if batch and record.hash != batch[-1].prev:
+            return None
+        if batch and record.batch == 0:  # the line before the batch: the end of another
+            break
+        if record.batch != len(batch):
+            return None
+        batch.append(record)
+        if k == 0 and record.prev != GENESIS:
+            return None
+    batch.reverse()
+    return batch
 
 
 def verify_receipt(records: Sequence[LogRecord], seq: int, hash: str) -> bool:

@@ -16,8 +16,8 @@ start-up does with each file"):
 - An unfinished game whose room code another log's unfinished game holds is **refused**, both
   of them; so is an unfinished log not named after its game, a link start-up would write
   through (an unfinished game or a torn tail), and a tail longer than one append.
-- A log whose last line is a sound ``game_ended`` or ``game_abandoned`` record ending the file
-  is a finished game: counted, and read no further (``_ends_the_game`` says why).
+- A log whose last batch, whole and sound, ends with a ``game_ended`` or ``game_abandoned``
+  record is a finished game: counted, and read no further (``_ends_the_game`` says why).
 - Only then is a torn tail (a crash mid-append) moved aside (``recover_torn_tail``); a finished
   game is counted and stays as it is; an unfinished one is resumed with a writer.
 
@@ -56,7 +56,7 @@ from conjure.server.logformat import (
     LogRecord,
     converted,
     first_record,
-    last_record,
+    last_batch,
     read_log,
 )
 from conjure.server.logstore import LogWriter, open_for_append, recover_torn_tail
@@ -158,19 +158,26 @@ def load_replays(replays: Path, say: Callable[[str], None]) -> LoadReport:
     return report
 
 
-def _ends_the_game(record: LogRecord | None) -> bool:
-    """Whether a log's last line ends its game: a sound ``game_ended`` or ``game_abandoned``
-    record after the first, ending its batch, with nothing after it.
+def _ends_the_game(batch: list[LogRecord] | None) -> bool:
+    """Whether a log's last batch ends its game: read whole and sound, chained to the line
+    before it, its last record a ``game_ended`` or ``game_abandoned`` after the first line,
+    with nothing after it (``logformat.last_batch``).
 
     Why a finished log is read no further: nothing of a finished game is loaded, so start-up
     needs only to know that it is over, and reading and deciding every finished log again made
     start-up grow with the history (510 finished games of about 700 events each: 8.4 s before
-    the server listened; docs/LOG.md). ``conjure replay`` audits a finished log whole.
+    the server listened; docs/LOG.md). The whole last batch, not its last line alone: a crash
+    that kept an append's end but not its middle (blocks written out of order) leaves a
+    decision that was never acknowledged, which is read the long way as any torn tail.
+    ``conjure replay`` audits a finished log whole.
     """
-    if record is None or record.seq == 0 or record.batch or record.type not in FINAL_TYPES:
+    if not batch:
+        return False
+    end = batch[-1]
+    if end.seq == 0 or end.type not in FINAL_TYPES:
         return False
     try:
-        event_from_record(record.type, record.data)
+        event_from_record(end.type, end.data)
     except msgspec.ValidationError:
         return False
     return True
@@ -192,7 +199,7 @@ def _load_one(
     try:
         st = os.fstat(fd)
         header = _header(fd)
-        ending = last_record(fd)
+        ending = last_batch(fd)
     finally:
         os.close(fd)
     start = event_from_record(header.type, header.data)

@@ -36,7 +36,7 @@ from conjure.server.logformat import (
     LogError,
     build_record,
     encode_record,
-    last_record,
+    last_batch,
     read_log,
 )
 from conjure.server.logstore import (
@@ -448,6 +448,23 @@ def test_a_finished_log_with_bytes_after_its_end_is_read_whole(replays):
     assert log.with_name(log.name + ".torn").read_bytes() == b'{"batch":0,"data":{"rou'
 
 
+def test_a_final_batch_with_a_line_lost_inside_is_no_finished_game(replays):
+    """A crash that kept an append's end but not its middle (its blocks written out of order)
+    leaves a game's end that was never acknowledged: read the long way, not counted finished
+    from its last line (found by review)."""
+    log = replays / "game-1.jsonl"
+    records = write_log(log, sample_game().decisions)
+    lines = log.read_bytes().split(b"\n")
+    k = len(records) - 2  # a line of the final batch (a round scored, then the end)
+    assert records[k].batch == 1
+    lines[k] = b"\0" * len(lines[k])
+    log.write_bytes(b"\n".join(lines))
+    said: list[str] = []
+    report = load_replays(replays, said.append)
+    assert report.finished == 0 and len(report.refused) == 1, said
+    assert f"line {k + 1} is damaged or was edited" in said[0]
+
+
 def test_an_unfinished_log_is_still_read_and_decided_whole(replays):
     """An unfinished game's log is read whole, however its last line reads: an edit in it
     is refused, as before."""
@@ -462,27 +479,41 @@ def test_an_unfinished_log_is_still_read_and_decided_whole(replays):
     assert "line 4 is damaged or was edited" in said[0]
 
 
-def test_last_record_reads_a_sound_last_line_and_nothing_else(tmp_path, monkeypatch):
+def test_last_batch_reads_a_whole_sound_chained_last_batch_and_nothing_else(tmp_path, monkeypatch):
     log = tmp_path / "game-1.jsonl"
     records = write_log(log, sample_game().decisions)
     whole = log.read_bytes()
+    lines = whole.split(b"\n")[:-1]
+    start = max(i for i, r in enumerate(records[:-1]) if r.batch == 0) + 1
+    final = records[start:]
+    assert len(final) > 1 and final[-1].type == "game_ended"  # a round scored, then the end
 
     def last(data: bytes) -> Any:
         log.write_bytes(data)
         fd = os.open(log, os.O_RDONLY)
         try:
-            return last_record(fd)
+            return last_batch(fd)
         finally:
             os.close(fd)
 
-    assert last(whole) == records[-1] and records[-1].type == "game_ended"
+    assert last(whole) == final
     assert last(whole[:-1]) is None  # no newline: a torn write
     assert last(whole + b"x\n") is None  # not a record
     assert last(whole[:-2] + b" \n") is None  # not canonical
     assert last(b"") is None and last(b"\n") is None
-    assert last(whole.split(b"\n")[0] + b"\n") == records[0]  # a lone first line
-    # A last line longer than what is read from the end is not taken for a record.
-    monkeypatch.setattr("conjure.server.logformat.LAST_LINE_READ", 100)
+    # A line of the batch lost (an append whose middle never reached the disk), or one before
+    # it that does not end a batch: not a whole batch.
+    gone = [*lines[:start], *lines[start + 1 :]]
+    assert last(b"\n".join(gone) + b"\n") is None
+    zeroed = [*lines[: start + 1], b"\0" * len(lines[start + 1]), *lines[start + 2 :]]
+    assert last(b"\n".join(zeroed) + b"\n") is None
+    cut = [*lines[: start - 1], *lines[start:]]  # the line before the batch is another's
+    assert last(b"\n".join(cut) + b"\n") is None
+    first = next(i for i, r in enumerate(records) if r.batch == 0) + 1
+    assert last(b"\n".join(lines[:first]) + b"\n") == records[:first]  # it starts the file
+    assert last(lines[0] + b"\n") is None  # a first line whose batch goes on
+    # A batch longer than what is read from the end is not taken for one.
+    monkeypatch.setattr("conjure.server.logformat.LAST_BATCH_READ", 300)
     assert last(whole) is None
 
 

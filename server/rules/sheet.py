@@ -64,6 +64,7 @@ def current_checks(g: Game) -> tuple[dict, dict]:
         g.setup,
         g.kicked,
         r.number,
+        r.conjurer,
         r.card,
         r.marked,
         r.spells,
