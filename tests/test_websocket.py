@@ -446,7 +446,7 @@ async def test_messages_of_one_read_are_taken_with_other_tasks_running_between_t
             (conn,) = server.connections
             with trio.fail_after(5):
                 await poll_until(lambda: conn.ws.frames >= 22)  # hello, create, the chats
-                await poll_until(lambda: not conn.unanswered or conn.unanswered[-1].done.is_set())
+                await poll_until(lambda: not conn.unanswered or conn.unanswered[-1].is_set())
         finally:
             trio.lowlevel.remove_instrument(counter)
     assert counter.steps >= 20, counter.steps
