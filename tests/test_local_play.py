@@ -200,22 +200,28 @@ async def test_make_play_again_resumes_the_unfinished_game_and_names_its_log(
     await trio.to_thread.run_sync(two_runs, tmp_path, old_log, size)
 
 
+def start_a_game(sock: Path, tmp_path: Path) -> str:
+    """make play, and its game started with the three computer players; the room's code."""
+    make_play(sock, tmp_path)
+    screen = wait_screen(sock, "seated", "Ada", "Basil", "Cleo", timeout=40)
+    room = re.search(r"room ([A-Z]{4})", screen)
+    assert room is not None, screen
+    tmux(sock, "send-keys", "-t", "play", "s")
+    wait_screen(sock, "Start the game now, with these 4 players? y/n")
+    tmux(sock, "send-keys", "-t", "play", "y")
+    wait_screen(sock, "round 1/4", "Choose a category")
+    return room.group(1)
+
+
 def two_runs(tmp_path: Path, old_log: Path, old_size: int) -> None:
     sock = tmp_path / "tmux.sock"
     try:
-        make_play(sock, tmp_path)
-        screen = wait_screen(sock, "seated", "Ada", "Basil", "Cleo", timeout=40)
-        room = re.search(r"room ([A-Z]{4})", screen)
-        assert room is not None, screen
-        tmux(sock, "send-keys", "-t", "play", "s")
-        wait_screen(sock, "Start the game now, with these 4 players? y/n")
-        tmux(sock, "send-keys", "-t", "play", "y")
-        wait_screen(sock, "round 1/4", "Choose a category")
+        room = start_a_game(sock, tmp_path)
         out = quit_and_read(sock)
         assert old_log.stat().st_size > old_size  # the older game was written to meanwhile ...
         logs = game_logs(out)  # ... but this run's summary names this run's game only
         assert len(logs) == 1 and logs[0] != old_log, out
-        assert logs[0].exists() and room_of(logs[0]) == room.group(1)
+        assert logs[0].exists() and room_of(logs[0]) == room
         # Paused as its person left (the server stops with them): no clock runs meanwhile
         assert "The game is unfinished, and paused until you come back: run make play" in out
         facts = [r.type for r in read_log(logs[0]).records if r.type != "presence_changed"]
@@ -226,9 +232,9 @@ def two_runs(tmp_path: Path, old_log: Path, old_size: int) -> None:
         # unexpectedly", seen once in a full run).
         sock = tmp_path / "tmux-2.sock"
         make_play(sock, tmp_path)
-        wait_screen(sock, f"Your game in room {room.group(1)} is unfinished", "Resume it? [Y/n]")
+        wait_screen(sock, f"Your game in room {room} is unfinished", "Resume it? [Y/n]")
         tmux(sock, "send-keys", "-t", "play", "Enter")
-        screen = wait_screen(sock, f"room {room.group(1)}", "round 1/4", "Choose a category")
+        screen = wait_screen(sock, f"room {room}", "round 1/4", "Choose a category")
         assert re.search(r"▶1 Tess", screen), screen  # the same seat, still the conjurer
         bots_log = max(tmp_path.glob("conjure-play-*/bots.log"), key=lambda p: p.stat().st_mtime)
         deadline = time.monotonic() + 20
@@ -252,19 +258,12 @@ def two_runs(tmp_path: Path, old_log: Path, old_size: int) -> None:
 def test_a_terminal_closed_under_the_game_leaves_it_paused_and_offered_again(tmp_path):
     """Found by a newcomer: a window closed under make play (its terminal gone, so a print
     fails with EIO) left the game neither paused nor remembered, and the next run opened a new
-    room while the old game's clock ran down. What the next run needs is kept before a word is
-    printed; nothing is left behind."""
+    room while the old game's clock ran down. A print that fails stops nothing of the clean-up,
+    and nothing is left behind."""
     assert TMUX is not None, "tmux is not installed: `make test` installs it (`make tools`)"
     sock = tmp_path / "tmux.sock"
     try:
-        make_play(sock, tmp_path)
-        screen = wait_screen(sock, "seated", "Ada", "Basil", "Cleo", timeout=40)
-        room = re.search(r"room ([A-Z]{4})", screen)
-        assert room is not None, screen
-        tmux(sock, "send-keys", "-t", "play", "s")
-        wait_screen(sock, "Start the game now, with these 4 players? y/n")
-        tmux(sock, "send-keys", "-t", "play", "y")
-        wait_screen(sock, "round 1/4", "Choose a category")
+        room = start_a_game(sock, tmp_path)
         tmux(sock, "kill-server")  # the window closed: its processes are hung up on
         deadline = time.monotonic() + 30
         while processes_mentioning(str(tmp_path)) and time.monotonic() < deadline:
@@ -276,7 +275,7 @@ def test_a_terminal_closed_under_the_game_leaves_it_paused_and_offered_again(tmp
         assert not list(tmp_path.glob("conjure-play-*"))  # a folder nobody was told of: gone
         sock = tmp_path / "tmux-2.sock"
         make_play(sock, tmp_path)
-        wait_screen(sock, f"Your game in room {room.group(1)} is unfinished", "Resume it? [Y/n]")
+        wait_screen(sock, f"Your game in room {room} is unfinished", "Resume it? [Y/n]")
     finally:
         subprocess.run(
             [TMUX or "tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=10
