@@ -139,6 +139,12 @@ NO_SPECTATORS_AFTER_RESTART = (
 )
 
 
+#: Told to whoever comes back to a game resumed after a restart (the last of ``Update.earlier``):
+#: the table talk before it is told again from the log, but chat is not logged (seen: a player
+#: back after a restart found the chat gone, with nothing to say so).
+RESTARTED = "The server restarted; the game goes on from its log (chat said before is not kept)."
+
+
 class Request:
     """A decoded client message for this room; ``done`` is set once it has been handled.
 
@@ -334,6 +340,8 @@ class Room:
         self._views_made = 0
         #: The table talk so far (the newest lines), for a connection's first view: seen, a
         #: player who came back after a terminal was closed found the table talk gone.
+        if game is not None and not game.over:
+            told = [*told, RESTARTED]
         self._told: deque[str] = deque(told, maxlen=m.EARLIER_LINES)
         #: Lines told in all (``_told`` keeps the newest), and the newest chat with how many
         #: lines had been told before each: a first view places its chat among its lines.
