@@ -142,7 +142,7 @@ NO_SPECTATORS_AFTER_RESTART = (
 #: Told to whoever comes back to a game resumed after a restart (the last of ``Update.earlier``):
 #: the table talk before it is told again from the log, but chat is not logged (seen: a player
 #: back after a restart found the chat gone, with nothing to say so).
-RESTARTED = "The server restarted; the game goes on from its log (chat said before is not kept)."
+RESTARTED = "The server restarted; the game goes on (chat said before it is not kept)."
 
 
 class Request:
