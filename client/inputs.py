@@ -331,7 +331,7 @@ class Inputs(Prompts):
                 return False
             return True
         # (in the lobby there is no game yet: "their game" read as one under way)
-        lobby = self.view is not None and self.view.phase == "lobby"
+        lobby = self.in_lobby
         what = "their room" if lobby else "their game"
         tail = f"{'here' if lobby else 'still playing'}: quitting stops the server and {what}. Quit? y/n: "
         n = len(others)
@@ -359,8 +359,9 @@ class Inputs(Prompts):
                 self.quit_requested = self._quit_confirmed()
             elif key in ("n", "N", "escape"):
                 self.quit_question = None
-                lobby = self.view is not None and self.view.phase == "lobby"
-                self.say("info", "Still here." if lobby else "Still here: the game goes on.")
+                self.say(
+                    "info", "Still here." if self.in_lobby else "Still here: the game goes on."
+                )
             return
         if self.kick_question is not None:
             _question, seat, meant = self.kick_question
@@ -1053,8 +1054,7 @@ class Inputs(Prompts):
                 if word == "kick":  # for the whole game: asked first, as in the lobby
                     who = self.player(seat)
                     name = shorten(who.name if who else "?", 18)
-                    lobby = self.view is not None and self.view.phase == "lobby"
-                    where = "room" if lobby else "game for good"
+                    where = "room" if self.in_lobby else "game for good"
                     self.kick_question = (
                         f"Remove {name} (board {seat + 1}) from the {where}? y/n: ",
                         seat,

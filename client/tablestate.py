@@ -141,6 +141,11 @@ class TableState:
             self.feed.append(FeedLine(line, kind))
 
     @property
+    def in_lobby(self) -> bool:
+        """The room has no game yet (questions speak of the room, not of a game)."""
+        return self.view is not None and self.view.phase == "lobby"
+
+    @property
     def me(self) -> PlayerView | None:
         v = self.view
         if v is None or v.you is None:

@@ -431,6 +431,8 @@ class Update(ServerMsg, tag="update"):
 EARLIER_LINES = 40
 #: What a first view carries of the room's past: its ``earlier`` and its ``earlier_chat``.
 Earlier = tuple[list[str], list[EarlierChat]]
+#: A view that carries none (every one but a connection's first from a room); never changed.
+NO_EARLIER: Earlier = ([], [])
 
 
 class Patch(ServerMsg, tag="patch"):

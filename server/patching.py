@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from conjure.protocol.messages import Earlier, Receipt, RoomSettings, encoder
+from conjure.protocol.messages import NO_EARLIER, Earlier, Receipt, RoomSettings, encoder
 from conjure.protocol.patch import Op, diff
 from conjure.server.rules.state import Game
 from conjure.server.views import Table, ViewCache, lasting_parts, public_view
@@ -151,12 +151,12 @@ class Frames:
         return held
 
     def full(
-        self, seat: int | None, feed: list[str], earlier: Earlier | None = None
+        self, seat: int | None, feed: list[str], earlier: Earlier = NO_EARLIER
     ) -> tuple[bytes, Sent]:
         """A whole ``update`` (the first one, or the answer to ``resync``), numbered; the
         first one a connection gets from a room carries ``earlier`` (``Update.earlier`` and
         ``Update.earlier_chat``)."""
-        lines, chat = earlier if earlier is not None else ([], [])
+        lines, chat = earlier
         msg = {
             "type": "update",
             "view": viewer_doc(self.doc, seat),

@@ -327,7 +327,9 @@ class Room:
         self._acted: tuple[int, dict[tuple[int, Budget], int]] = (0, {})
         #: Seats whose coming or going went unlogged for their budget: logged at the next round.
         self._presence_owed: set[int] = set()
-        if game is not None and not game.over:  # a restart: nobody is connected any more
+        # A game resumed after a restart: nobody is connected any more.
+        restarted = game is not None and not game.over
+        if game is not None and restarted:
             self._presence = {
                 p.seat: False
                 for p in game.setup.players
@@ -340,7 +342,7 @@ class Room:
         self._views_made = 0
         #: The table talk so far (the newest lines), for a connection's first view: seen, a
         #: player who came back after a terminal was closed found the table talk gone.
-        if game is not None and not game.over:
+        if restarted:
             told = [*told, RESTARTED]
         self._told: deque[str] = deque(told, maxlen=m.EARLIER_LINES)
         #: Lines told in all (``_told`` keeps the newest), and the newest chat with how many

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from conjure.protocol.messages import (
+    NO_EARLIER,
     CardView,
     Earlier,
     PlayerView,
@@ -107,7 +108,7 @@ def update_frames(
     receipt: Receipt | None,
     feed: list[str],
     cache: ViewCache,
-    earlier: Earlier | None = None,
+    earlier: Earlier = NO_EARLIER,
 ) -> dict[int | None, bytes]:
     """The text frame of the ``Update`` each viewer gets, a whole WebSocket frame: exactly
     ``encode(Update(view=build_view(table, game, v), receipt=receipt, feed=feed))``, built faster.
@@ -131,7 +132,7 @@ def update_frames(
         view = msgspec.structs.replace(
             public, you=v, players=msgspec.Raw(b"[" + b",".join(parts) + b"]"), **shared
         )
-        lines, chat = earlier if earlier is not None else ([], [])
+        lines, chat = earlier
         update = Update(view=view, receipt=receipt, feed=feed, earlier=lines, earlier_chat=chat)
         frames[v] = text_frame(encoder.encode(update))
     return frames
