@@ -69,6 +69,8 @@ SETTINGS_FOR_CREATE = "These questions make your room: answer them (b: from the 
 #: After a key that acts at once is refused, keys that follow less than this many seconds
 #: apart do nothing: they are the rest of a mistyped sequence, not moves.
 KEYS_PAUSE = 1.0
+#: What a player refused a seat types to watch the room instead (``Session.watch_here``).
+WATCH_WORDS = ("w", "watch")
 CHOOSE_BY = "Type the number of a category, 1-%d, or its name."
 #: The same with one category left ("1-1" read as a typo: seen by a newcomer).
 CHOOSE_LAST = "Type 1 for the last category, or its name."
@@ -816,6 +818,15 @@ class Inputs(Prompts):
         """The part of the join a refusal asked for: a room code, a password or a name."""
         field = self.join_field
         stripped = text.strip()
+        if (field == "watch" and not stripped) or (
+            stripped.lower() in WATCH_WORDS and self.watch_instead is not None
+        ):
+            self.watch_here()
+            return True
+        if field == "watch":
+            if not re.fullmatch(r"[A-Za-z]{4}", stripped):
+                raise Refused("Press Enter to watch the game, type another room's code, or Ctrl-Q.")
+            field = "room"  # another room, to sit in
         if field == "room":
             if not re.fullmatch(r"[A-Za-z]{4}", stripped):
                 raise Refused("A room code is 4 letters, as the host's screen shows it.")

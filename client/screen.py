@@ -830,7 +830,9 @@ def join_rows(session: Session, width: int = 80) -> list[Row]:
             "room": "Type the room's 4-letter code at the prompt (the host's screen shows it).",
             "password": "Type the room's password at the prompt (the host knows it).",
             "name": "Type another name at the prompt.",
-            "again": "Press Enter to try again.",
+            "again": "Press Enter to try again."
+            + (" Or w and Enter to watch the game meanwhile." if session.watch_instead else ""),
+            "watch": "Press Enter to watch it here (or type another room's code).",
         }[field]
         out += _rows("class:dim", ask + " Ctrl-Q quits.", width, 1, "  ", "    ")
     elif session.gave_up is not None:

@@ -86,12 +86,15 @@ __all__ = [
 ]
 
 
+#: Refusals of a join that leave watching the room as the way in (``Session.watch_here``).
+WATCH_INSTEAD = frozenset({"already_started", "room_full"})
+
 #: Which field of the join a refusal asks the player to change (``Session.join_field``).
 JOIN_FIELD: dict[str, JoinField] = {
     "unknown_room": "room",
     "room_closed": "room",
     "room_full": "again",
-    "already_started": "room",
+    "already_started": "watch",
     "no_spectators": "room",
     "wrong_password": "password",
     "password_required": "password",
@@ -453,17 +456,12 @@ class Session(Inputs):
                 text = f"Room {self.room} has a password: type it to come in."
             if msg.code == "already_started":
                 # Nothing to retype: only the game's own players can come back (with their seat).
-                # Where to go from here: a late friend can still watch (a dead end otherwise).
-                self.ended = f"the game in room {self.room} has started without you"
-                self.join_error = None
-                self.join_field = None
-                self.say("error", f"The game in room {self.room} has started without you.")
-                self._offer_watch(self.ended)
-                return
-            if msg.code == "room_full":
-                # The code was right: retyping it cannot help (it was asked for again). A seat
-                # may free up, so Enter tries again; and a late friend can watch meanwhile.
-                self._offer_watch(f"room {self.room} is full")
+                text = f"The game in room {self.room} has started without you."
+            if msg.code in WATCH_INSTEAD:
+                # A late friend can still watch, here and now (Enter; for a full room, where a
+                # seat may free up and Enter tries again, w). It was "quit and type this other
+                # command", and the command is still said if they quit.
+                self.watch_instead = watch_command(self.server, self.room or "", program_here())
             # Said once on the status line and shown with the field to change; not in the feed
             # as well, where the same sentence read as a second refusal.
             self.join_error = text
@@ -488,10 +486,18 @@ class Session(Inputs):
                 return
         self.refuse(text)
 
-    def _offer_watch(self, why: str) -> None:
-        """Where a player who cannot sit at the table goes from here: watching it."""
-        self.watch_instead = watch_command(self.server, self.room or "", program_here())
-        self.add_feed(f"{why}; to watch it, quit (Ctrl-Q) and type: {self.watch_instead}", "error")
+    def watch_here(self) -> None:
+        """Watch the room this player could not sit in, on the same connection (offered when
+        its game has started or it is full: ``JOIN_FIELD``)."""
+        self.spectator = True
+        self.token = None
+        self.watch_instead = None
+        self.join_field = None
+        self.join_error = None
+        self.status = None
+        if self.connected:
+            for m in self.join_messages():
+                self.send(m)
 
     def _on_update(self, msg: Update) -> None:
         old = self.view

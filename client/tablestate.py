@@ -39,7 +39,7 @@ class FeedLine:
 
 
 OverlayKind = Literal["results", "over", "help", "howto", "panel"]
-JoinField = Literal["room", "password", "name", "again"]
+JoinField = Literal["room", "password", "name", "again", "watch"]
 
 
 @dataclass
@@ -108,6 +108,7 @@ class TableState:
     retry: trio.Event
     gave_up: str | None
     join_field: JoinField | None
+    watch_instead: str | None  #: the command that watches a room one could not sit in
     draft: str | None
     overlay: Overlay | None
     _keys_ignored_until: float  #: see ``client.inputs.KEYS_PAUSE``
@@ -116,6 +117,10 @@ class TableState:
 
     def join_messages(self) -> list[ClientMsg]:
         """What to send to join (``client.session.Session`` says)."""
+        raise NotImplementedError
+
+    def watch_here(self) -> None:
+        """Watch the room one could not sit in (``client.session.Session`` says)."""
         raise NotImplementedError
 
     # ---------------------------------------------------------------- helpers

@@ -51,7 +51,9 @@ from conjure.protocol.messages import (
     SkipPlayer,
     StartGame,
     Update,
+    View,
     Watch,
+    Watching,
 )
 from conjure.protocol.program import program_here
 
@@ -846,25 +848,57 @@ def test_a_challenge_others_vote_on_is_sent_at_once(tmp_path):
     assert [type(x).__name__ for x in h.sent] == ["ChallengeWord"]
 
 
-def test_joining_a_started_game_ends_without_asking_for_the_code_again(tmp_path):
-    s, _sent = fresh(tmp_path, name="Bob", room="ABCD")
-    s.connected = True
-    s.joining = "join"
-    s.on_message(
-        Error(
-            code="already_started",
-            message="This room's game has started; players who left can resume with their token.",
-        )
-    )
-    assert s.join_field is None and s.ended is not None  # no form: there is nothing to retype
-    assert "has started without you" in s.status[1]
-    assert not s.joined_once
-    # Not a dead end (seen with a late friend): the feed says how to watch the game instead.
-    from conjure.protocol.program import program_here
+STARTED = Error(
+    code="already_started",
+    message="This room's game has started; players who left can resume with their token.",
+)
 
+
+def test_a_late_friend_watches_a_started_game_with_enter(tmp_path):
+    """It was "quit (Ctrl-Q) and type: conjure watch …", a second program to start for a
+    friend who came late: now Enter watches the game on the same connection."""
+    s, sent = fresh(tmp_path, name="Bob", room="ABCD")
+    assert s.on_connected() == [JoinRoom(room="ABCD", name="Bob")]
+    s.on_message(STARTED)
+    assert s.status == ("error", "The game in room ABCD has started without you.")
+    assert s.join_field == "watch" and s.ended is None and not s.joined_once
+    assert s.prompt() == "Enter watches the game here, Ctrl-Q quits: "
+    # Not a dead end even if they quit: the command that watches is said then.
     assert s.watch_instead == f"{program_here()} watch {s.server} --room ABCD"  # (run here)
-    assert s.feed[-1].text.endswith(f"to watch it, quit (Ctrl-Q) and type: {s.watch_instead}")
-    assert s.prompt() == "Ctrl-Q quits. " and "Enter send" not in s.key_help()
+    assert not s.submit("yes please") and not sent[1:]
+    assert s.status == (
+        "warn",
+        "Press Enter to watch the game, type another room's code, or Ctrl-Q.",
+    )
+    assert s.submit("")
+    assert sent[-1] == Watch(room="ABCD") and s.spectator and s.token is None
+    s.on_message(Watching(room="ABCD"))
+    assert s.joined and s.joined_once and s.watch_instead is None
+    s.on_message(Update(view=View(room="ABCD", phase="spell", round=1)))
+    assert s.prompt_owner() == ("watch",)
+
+
+def test_a_late_friend_may_type_another_rooms_code_instead(tmp_path):
+    s, sent = fresh(tmp_path, name="Bob", room="ABCD")
+    s.on_connected()
+    s.on_message(STARTED)
+    assert s.submit("wxyz")
+    assert sent[-1] == JoinRoom(room="WXYZ", name="Bob") and not s.spectator
+    s.on_message(STARTED)  # that one has started too: still offered, for its own code
+    assert s.watch_instead is not None and s.watch_instead.endswith("--room WXYZ")
+    assert s.submit("watch")
+    assert sent[-1] == Watch(room="WXYZ")
+
+
+def test_a_late_friend_who_was_offered_to_watch_is_asked_again_after_a_reconnection(tmp_path):
+    """Nothing is sent on its own after a reconnection: the question stands."""
+    s, sent = fresh(tmp_path, name="Bob", room="ABCD")
+    s.on_connected()
+    s.on_message(STARTED)
+    s.on_disconnected("reset", 1.0)
+    assert s.on_connected() == [] and s.join_field == "watch"
+    s.submit("")
+    assert sent[-1] == Watch(room="ABCD")
 
 
 def test_a_stray_key_in_the_lobby_says_which_keys_work(tmp_path):

@@ -12,7 +12,8 @@ per thing a player met in issue 12:
 - proposal numbers agree between the panel, the feed, the status line and ``conjure replay``,
   and a vote on a proposal about your own word is refused with its reason (rule V1);
 - the game explains itself: spell words, summoning words, stars, the challenge menu, /help;
-- join errors bring back the field to change; nothing joined means a non-zero exit.
+- join errors bring back the field to change; nothing joined means a non-zero exit;
+- a friend who comes after the start watches the game with Enter.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ import trio
 from clienthelpers import robots
 from screencheck import assert_readable, unwrap
 from test_client_tmux import CONJURE, ROOT, TMUX, Tmux
-from wsclient import open_client
+from wsclient import open_client, open_table, start_game
 
+from conjure.protocol import messages as m
 from conjure.protocol.messages import CastVote, ChallengeWord, ProposeSame
 
 pytestmark = pytest.mark.slow
@@ -350,6 +352,31 @@ async def test_join_errors_bring_back_the_field_to_change(server_url, tmp_path):
         assert status_row.strip().lower().startswith("cannot reach"), screen
         term.keys("C-q")
         assert await term.exited() not in (0, None)
+    finally:
+        term.kill()
+
+
+async def test_a_friend_who_comes_late_watches_with_enter(server_url, tmp_path):
+    """Seen with a late friend: "quit (Ctrl-Q) and type: conjure watch …", a second program to
+    start. The game is on the same screen one Enter later, as a spectator."""
+    needs_tmux()
+    url, _ = server_url
+    term = Term(tmp_path, words=["Ann", "Bob", "Cat", "Dee"])
+    try:
+        async with open_table(url, ["Ann", "Bob", "Cat"]) as table:
+            await start_game(table)
+            room = table[0].room
+            assert room is not None
+            term.start(play(url, tmp_path / "dee", "--room", room.lower(), "--name", "Dee"))
+            screen = await term.wait("has started without you", "Enter watches the game here")
+            assert "conjure watch" not in screen  # no second program to start
+            term.keys("Enter")
+            screen = await term.wait("watching:", "Ann", "Bob", "Cat")
+            assert f"room {room}" in screen and "Dee" not in screen  # watching, not seated
+            await table[0].send(m.SendChat(text="welcome Dee"))
+            await term.wait("Ann: welcome Dee")
+            term.keys("C-q")
+            assert await term.exited() == 0  # a room was joined: watched
     finally:
         term.kill()
 

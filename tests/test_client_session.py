@@ -40,6 +40,8 @@ from conjure.protocol.messages import (
     StartGame,
     Update,
     View,
+    Watch,
+    Watching,
     WriteSpell,
 )
 from conjure.protocol.wording import join_command
@@ -678,9 +680,15 @@ def test_a_full_room_is_tried_again_with_enter_and_can_be_watched(tmp_path):
     assert s.on_connected() == [JoinRoom(room="ABCD", name="Ann")]
     s.on_message(Error(code="room_full", message="The room is full (8 players)."))
     assert s.join_field == "again"
-    assert any("conjure watch" in line.text and "--room ABCD" in line.text for line in s.feed)
+    assert s.prompt() == "Enter tries again, w watches meanwhile, Ctrl-Q quits: "
+    assert s.watch_instead is not None and "--room ABCD" in s.watch_instead  # said on quitting
     s.submit("")
     assert sent[-1] == JoinRoom(room="ABCD", name="Ann")
+    s.on_message(Error(code="room_full", message="The room is full (8 players)."))
+    s.submit("w")  # watching meanwhile, on the same connection
+    assert sent[-1] == Watch(room="ABCD") and s.spectator and s.join_field is None
+    s.on_message(Watching(room="ABCD"))
+    assert s.joined and s.watch_instead is None
 
 
 def test_failed_resume_joins_anew(tmp_path):
