@@ -7,9 +7,9 @@
 One real server subprocess (``python -m client.cli serve --host 127.0.0.1 --port 0 --replays TMP``)
 with its default limits: no limit option is passed, since the point is to measure what the defaults
 do (an attack that needed a limit raised to be an attack at all would say so in its row; none does).
-An honest room of 4 scripted players from 127.0.0.2, in a process of its own, plays without a
+An honest room of 6 scripted players from 127.0.0.2, in a process of its own, plays without a
 pause: one step at a time, either a chat line or (every ``ACT_EVERY``-th step) the next real game
-action; a step's latency runs from just before its frame is sent to the moment the LAST of the 4
+action; a step's latency runs from just before its frame is sent to the moment the LAST of the 6
 players received the chat, or the update whose receipt reflects the action. A finished game is
 followed by a new room.
 
@@ -91,12 +91,15 @@ from conjure.server.config import ServerConfig  # noqa: E402
 
 HOST = "127.0.0.1"
 HONEST = "127.0.0.2"
-PLAYERS = 4
-#: Every this many honest steps is a game action; the others are chat lines. At ~40 steps a second
-#: a game (one round per player) lasts about half a minute, so the run needs a handful of rooms, well
-#: within what one address may hold (finished rooms stay open a while).
-ACT_EVERY = 16
-PACE = 0.02  # seconds between two honest steps
+PLAYERS = 6
+#: Every this many honest steps is a game action; the others are chat lines, said by each seat in
+#: turn.
+ACT_EVERY = 4
+#: Seconds between two honest steps: what keeps each seat's chat within the server's default
+#: ``chat_rate`` with a fifth to spare (about 12 steps a second), so that an honest step is never
+#: refused for its own sake (at 50 steps a second they were, as ``chat_busy``, once seats had a
+#: chat rate).
+PACE = (1 - 1 / ACT_EVERY) / (PLAYERS * 0.8 * ServerConfig.chat_rate)
 STEP_TIMEOUT = 5.0  # a step not complete by then is "lost"
 CONNECT_TIMEOUT = 5.0  # a connection (TCP, then the WebSocket handshake) not made by then fails
 ANSWER_TIMEOUT = 5.0  # an answer not received by then counts as none
@@ -296,7 +299,11 @@ class HonestRoom:
         if v is None:
             return None
         if v.phase == "lobby":
-            return (players[0], '{"type":"start_game"}', "start") if len(v.players) == 4 else None
+            return (
+                (players[0], '{"type":"start_game"}', "start")
+                if len(v.players) == PLAYERS
+                else None
+            )
         for p in players:
             if p.view is None:
                 continue
@@ -754,6 +761,8 @@ async def attack_idle(att: Attack) -> None:
 
 
 DEEP = '{"a":' * 2000 + "1" + "}" * 2000
+#: Small objects in one "costly" garbage frame: as many as fit well within the frame limit.
+SMALL_OBJECTS = (MAX_FRAME_BYTES - 100) // 8
 GARBAGE: list[tuple[str, str | bytes]] = [
     ("malformed", '{"type": "chat", "text": '),
     ("malformed", "not json at all \u2603"),
@@ -765,13 +774,19 @@ GARBAGE: list[tuple[str, str | bytes]] = [
     ("deep nesting", "[" * 3000 + "]" * 3000),
     ("random unicode", "\U0001f9d9\u202e\u0301\x00 \ud7ff \uffff"),
     ("oversized", '{"type":"chat","text":"' + "x" * (MAX_FRAME_BYTES + 512) + '"}'),
+    # Within the frame limit, refused at their first fault, and dear to explain had the refusal
+    # parsed them whole (an attacker's review: 3.5 ms each, the event loop 98% busy).
+    ("costly", '{"type":"resync","x":[' + ",".join(['{"a":1}'] * SMALL_OBJECTS) + "]}"),
+    ("costly", "[" + ",".join(['{"a":1}'] * SMALL_OBJECTS) + "]"),
+    ("costly", '{"type":"chat","text":"\\ud800","x":[' + ",".join(['{"a":1}'] * SMALL_OBJECTS)),
 ]
 
 
 async def attack_garbage(att: Attack) -> None:
     """32 connections from 4 addresses, ~10 frames a second each, cycling through malformed JSON,
-    binary frames, wrong types, deep nesting, odd unicode and oversized frames (which close the
-    connection: it comes back). Half say hello first."""
+    binary frames, wrong types, deep nesting, odd unicode, frames that fill the frame limit with
+    small objects and fail at their first bytes, and oversized frames (which close the connection:
+    it comes back). Half say hello first."""
     rate = 10.0
 
     async def loop(j: int) -> None:
@@ -1107,8 +1122,8 @@ def report(
     samples, lost = honest.get("samples", []), honest.get("lost", [])
     print()
     print(
-        f"Honest room: 4 players from {HONEST}, one step at a time (chat lines, and every "
-        f"{ACT_EVERY}th step a game action); latency = sent -> the last of the 4 has it."
+        f"Honest room: {PLAYERS} players from {HONEST}, one step at a time (chat lines, and every "
+        f"{ACT_EVERY}th step a game action); latency = sent -> the last of the {PLAYERS} has it."
     )
     print(
         f"Calm = the {calm:g} s just before each attack, attacked = its {duration:g} s; "
