@@ -263,6 +263,7 @@ class Room:
         creator: str | None = None,
         told: Iterable[str] = (),
         on_wrong_password: Callable[[Viewer], None] | None = None,
+        on_whole_views: Callable[[Viewer, int], None] | None = None,
     ) -> None:
         self.code = code
         #: The source address that created the room (None: resumed from a log); its limits count it.
@@ -273,6 +274,9 @@ class Room:
         self._on_closed = on_closed
         #: Told of each wrong password (the server counts them against the sender's address).
         self._on_wrong_password = on_wrong_password
+        #: Asked before a lobby change sends its whole views: raises the Refusal if the
+        #: sender's address is over its budget of them (the server's ``view_rate``).
+        self._on_whole_views = on_whole_views
         #: Where this room's game log is kept (the server's: ``roomio.DiskLogStore``).
         self.store = store
         self.lobby = lobby if lobby is not None or game is not None else Lobby()
@@ -782,6 +786,11 @@ class Room:
                 before = list(lobby.seats)
                 lobby.reorder(pid, list(msg.order))
                 if lobby.seats != before:  # (as for settings: no news is not broadcast)
+                    try:
+                        self._spend_whole_views(conn)
+                    except Refusal:
+                        lobby.seats = before  # refused: nothing changed
+                        raise
                     self._broadcast([f"{self._roster().name(pid)} changed the seating order."])
             case m.StartGame():
                 await self._start(conn)
@@ -948,11 +957,16 @@ class Room:
         lobby = self._lobby_only()
         before = lobby.settings
         lobby.change_settings(pid, msg.settings)
-        self.settings = lobby.settings
-        if self.settings == before:
+        if lobby.settings == before:
             # Nothing changed, and nobody is sent a thing: not an update with no news to every
             # seat, nor a whole view to the host, again and again (both found by review).
             return
+        try:
+            self._spend_whole_views(conn)
+        except Refusal:
+            lobby.settings = before  # refused: nothing changed
+            raise
+        self.settings = lobby.settings
         if not self.settings.spectators:
             for w in list(self.watchers):
                 self._detach(w)
@@ -1462,6 +1476,17 @@ class Room:
         self._broadcast([LOG_BACK])
 
     # ------------------------------------------------------------------ sending
+
+    def _spend_whole_views(self, conn: Viewer) -> None:
+        """A lobby change from ``conn`` is about to be told: the whole views it sends (one to
+        each seat's connection that takes no patches, one at least; the spectators' are
+        coalesced) spend its address's budget, or raise the refusal before anything changed.
+        Why: a host swapping two seats back and forth at the message rate sent 22 MB a second
+        of views with 200 custom cards to one address's lobbies (found by an attacker's
+        review)."""
+        if self._on_whole_views is not None:
+            n = sum(1 for c in self.conns.values() if not c.patches)
+            self._on_whole_views(conn, max(1, n))
 
     def table(self) -> Table:
         return Table(

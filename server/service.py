@@ -230,6 +230,7 @@ class GameServer:
             store=self.store,
             creator=creator,
             on_wrong_password=self._wrong_password,
+            on_whole_views=self._whole_views,
             game=resumed.game if resumed else None,
             writer=resumed.writer if resumed else None,
             receipt=resumed.receipt if resumed else None,
@@ -568,6 +569,12 @@ class GameServer:
         """A room's answer to a wrong password: it costs the sender's address a guess."""
         if isinstance(conn, Connection):
             self.book.wrong_guess(conn.remote, "wrong_password")
+
+    def _whole_views(self, conn: Viewer, n: int) -> None:
+        """A room's lobby change about to send ``n`` whole views: they spend the sender's
+        address's budget of whole views, or the change is refused (``ServerBook``)."""
+        if isinstance(conn, Connection):
+            self.book.check_view_request(conn.remote, "lobby changes", n)
 
     def _route(self, conn: Connection, msg: m.ClientMsg) -> Room:
         """The room a message goes to, or a Refusal."""

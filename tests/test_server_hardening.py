@@ -1242,6 +1242,45 @@ async def test_whole_views_asked_for_again_are_limited_per_address(start_server)
             assert isinstance(await bob.recv_until(lambda x: isinstance(x, m.Update)), m.Update)
 
 
+async def test_lobby_changes_spend_the_same_whole_views(start_server):
+    """Found by an attacker's review: a host swapping two seats back and forth (40 bytes a
+    message, within the message rate) sent every seat that takes no patches a whole view each
+    time, 53 KB with 200 custom cards: 22 MB a second to one address's three lobbies. A lobby
+    change spends one of its address's whole views for each seat that takes no patches (one
+    at least); over them it is refused and changes nothing, and the others keep their views."""
+    server = await start_server(view_rate=0.01, view_burst=4)
+    async with (
+        open_client(server.url, "Ann", source=ATTACKER) as ann,
+        open_client(server.url, "Bob", source=ATTACKER, patches=False) as bob,
+        open_client(server.url, "Cy", source=ATTACKER, patches=False) as cy,
+    ):
+        code = await ann.create()
+        await bob.join(code)
+        await cy.join(code)
+        for _ in range(10):  # no change sends nothing, and spends nothing
+            await ann.send(m.SeatOrder(order=[0, 1, 2]))
+        got = []
+        for _ in range(6):
+            await ann.send(m.SeatOrder(order=[1, 0, 2]))  # the first two seats change places
+            answer = await ann.recv_until(
+                lambda x: (
+                    isinstance(x, m.Error)
+                    or (isinstance(x, m.Update) and "Ann changed the seating order." in x.feed)
+                )
+            )
+            got.append(answer.code if isinstance(answer, m.Error) else "changed")
+        assert got == ["changed"] * 2 + ["rate_limited"] * 4, got  # two whole views each
+        assert "lobby changes" in answer.message
+        await ann.send(m.ChangeSettings(settings=RoomSettings(spectators=False)))
+        await ann.expect_error("rate_limited")
+        await ann.send(m.SendChat(text="still here"))  # the rest of the room goes on
+        await bob.recv_until(lambda x: isinstance(x, m.Chat) and x.text == "still here")
+        lobby = server.rooms[code].lobby
+        assert lobby is not None and lobby.settings.spectators  # the refused changed nothing
+        assert [seat.name for seat in lobby.seats] == ["Ann", "Bob", "Cy"]  # swapped twice
+        assert [p.name for p in bob.view.players] == ["Ann", "Bob", "Cy"]
+
+
 async def test_a_refused_request_for_a_whole_view_spends_none(start_server):
     """Found by review: a resync from a connection in no room was refused (not_in_room) and
     still spent its address's whole views, so a player there was then refused its own."""

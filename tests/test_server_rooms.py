@@ -537,7 +537,9 @@ async def _two_games(server) -> tuple[tuple[str, str, list[str]], tuple[str, str
 async def test_a_client_that_never_reads_does_not_delay_the_others(start_server, limit):
     """Dropped once what waits for it is over either bound: a count of frames alone let one
     such client hold 64 whole views (3.4 MB with a big deck; found by review)."""
-    server = await start_server(rate=10_000, burst=10_000, heartbeat_interval=60, **limit)
+    server = await start_server(
+        rate=10_000, burst=10_000, view_rate=1e9, view_burst=1e9, heartbeat_interval=60, **limit
+    )
     async with open_table(server.url, ["Ann", "Bob"]) as (ann, bob):
         code = ann.room
         async with wire.open_websocket(server.url, message_queue_size=1) as ws:
