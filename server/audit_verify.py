@@ -322,6 +322,9 @@ def _odd_deck(start: ev.GameStarted) -> str | None:
 #: How long before a game's first record a deal its players' clients kept still counts as this
 #: game's (client and server clocks may differ a little; the deal closes within seconds).
 DEAL_WINDOW = 600.0
+#: How long after a record a client may save the receipt for it: it saves it as the update
+#: reaches it, milliseconds later on a good link (``_nothing_of_this_game``).
+RECEIPT_LAG = 60.0
 
 
 def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
@@ -336,7 +339,7 @@ def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
     made its players' receipts and deals seem another game's (found by review).
     """
     start = a.start
-    if start is None or start.deal is None:
+    if start is None:
         return
     doc, unread = reads.doc(state_dir / SECRETS_FILE)
     if unread is not None:
@@ -352,7 +355,7 @@ def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
     for kept in deals.values():
         if not isinstance(kept, dict):
             continue
-        if kept.get("commitment") == d.commitment:
+        if d is not None and kept.get("commitment") == d.commitment:
             ours.append(kept)  # this deal, whatever the room or time the log gives it
             continue
         if kept.get("room") != start.room:
@@ -364,6 +367,20 @@ def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
     if not ours:
         return
     where = f"the deal kept in {path_text(state_dir)}"
+    if d is None:
+        # A log with no deal (rules version 1, or version 2 with the deal taken out) where a
+        # player's client was shown one for this room as the game began: this server deals
+        # every game it starts, so the log is not as it wrote it (found by an auditor's review:
+        # a game rewritten under a new id, its deal dropped or its version said to be 1, passed
+        # with every player's state directory given).
+        shown = one_line(str(ours[0].get("commitment")))[:16]
+        a.fail(
+            "deal",
+            f"{where}: this player's client was shown a deal (commitment {shown}…) for room "
+            f"{one_line(start.room)} as this game began, and the log records none: the log is "
+            "not as the server that dealt wrote it, or the file is not this game's",
+        )
+        return
     # The client was shown the logged deal too: it saw the server deal again, which an honest
     # server does when it cannot write the game's log (its disk was full: "try again later").
     also_logged = any(k.get("commitment") == d.commitment for k in ours)
@@ -1683,7 +1700,9 @@ def _nothing_of_this_game(a: Audit, state_dir: Path, reads: ReceiptReads) -> Non
         if not isinstance(gid, str) or gid == start.game_id:
             continue
         others.append((gid, room if isinstance(room, str) else "?"))
-        if room == start.room and isinstance(at, int | float) and began < at <= ended:
+        # (A client saves a receipt as the update reaches it: a player who saw this game's
+        # end saved its last one just after the last record; found by an auditor's review.)
+        if room == start.room and isinstance(at, int | float) and began < at <= ended + RECEIPT_LAG:
             during.append(gid)
     if others:
         held = ", ".join(f"{one_line(g)} (room {one_line(r)})" for g, r in others[-3:])

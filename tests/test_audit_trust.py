@@ -454,6 +454,55 @@ def test_a_state_directory_with_only_other_games_receipts_is_said_so(tmp_path, c
     assert "no receipts were given or found" not in text
 
 
+@pytest.mark.parametrize("after", [0.004, 30.0])
+def test_a_receipt_saved_as_the_game_ended_counts_as_during_it(tmp_path, capsys, after):
+    """Found by an auditor's review: the warning above never came for a player who saw the
+    game's end, as a client saves its receipt just after the record it is for (a few ms)."""
+    from conjure.client.statefile import StateDir
+
+    path = tmp_path / "game-1.jsonl"
+    records = write_records(path, as_batches(sample_game().decisions))
+    bob = tmp_path / "from-bob"
+    StateDir(bob).save_receipt("game-7", 3, "ab" * 32, server="ws://x:1", room="ABCD")
+    receipt = bob / "receipts" / "game-7.json"
+    doc = json.loads(receipt.read_text())
+    receipt.write_text(json.dumps(dict(doc, saved_at=records[-1].ts + after)))
+    code, lines = lines_of(capsys, str(path), "--state-dir", str(bob))
+    assert code == 0 and "if the two clocks agree" in "\n".join(lines)
+    receipt.write_text(json.dumps(dict(doc, saved_at=records[-1].ts + 3600)))  # a later game
+    code, lines = lines_of(capsys, str(path), "--state-dir", str(bob))
+    assert code == 0 and "if the two clocks agree" not in "\n".join(lines)
+
+
+def test_a_log_with_no_deal_where_a_player_was_shown_one_fails(tmp_path, capsys):
+    """Found by an auditor's review: a game rewritten under a new game id, its deal taken out
+    (or its rules version said to be 1), verified with every player's state directory and the
+    server's key, as the kept deal was checked only against a logged one. A client shown a
+    deal for this room as this game began, where the log records none, now fails it."""
+    from conjure.client.statefile import StateDir
+
+    path = tmp_path / "game-1.jsonl"
+    records = write_records(path, as_batches(sample_game().decisions))
+    assert "deal" not in records[0].data or records[0].data["deal"] is None
+    bob = tmp_path / "from-bob"
+    StateDir(bob).save_deal("ws://x:1", "ABCD", commitment="cd" * 32, share="ab" * 32, seat=1)
+    secrets = bob / "secrets.json"
+    doc = json.loads(secrets.read_text())
+    for kept in doc["deals"].values():
+        kept["saved_at"] = records[0].ts - 5  # the deal, seconds before the game began
+    secrets.write_text(json.dumps(doc))
+    code, lines = lines_of(capsys, str(path), "--state-dir", str(bob))
+    assert code == 1
+    (fail,) = [x for x in lines if x.startswith("  FAIL")]
+    assert "was shown a deal (commitment cdcdcdcdcdcdcdcd…) for room ABCD" in fail
+    assert "and the log records none" in fail
+    for kept in doc["deals"].values():
+        kept["room"] = "WXYZ"  # another room's deal says nothing of this game
+    secrets.write_text(json.dumps(doc))
+    code, lines = lines_of(capsys, str(path), "--state-dir", str(bob))
+    assert code == 0 and verdicts(lines) == [FAKE]
+
+
 def test_more_comings_and_goings_than_a_server_logs_are_noted(tmp_path, capsys):
     """200,000 presence flips in one round verified without a word (found by review): more
     records of one kind than a server of this program logs by default are noted (the budget
