@@ -197,6 +197,8 @@ def summary(a: Audit, step: Step) -> str:
             return f"{rnd}#{e.proposal + 1} {verdict}, {e.yes}-{e.no}"
         case ev.PlayerDone():
             return f"{rnd}done reviewing"
+        case ev.PresenceChanged():  # (it printed the event's class name: an auditor's review)
+            return f"{rnd}came back" if e.connected else f"{rnd}went away"
         case ev.RoundScored():
             pts = ", ".join(f"{n(s)} {signed(p)}" for s, p in e.points.items())
             return f"{rnd}{one_line(e.case)}; {pts}"
@@ -377,13 +379,32 @@ def _vote_reason(why: str | None, engines: bool) -> str:
     return repr(why) if why else ""
 
 
+def _summon_closed(a: Audit, r: RoundAudit, committed: set[int], clock: bool) -> str:
+    """How the summon closed: every commitment in, or (its time ran out, or a player left) not.
+    It said "every commitment in" of a summon that closed on its clock (found by an auditor's
+    review)."""
+    g = r.before
+    missing = (
+        [] if g is None or g.round is None else [x for x in g.summoners() if x not in committed]
+    )
+    if not missing:
+        return "the summon closed: every commitment in, reveals open"
+    names = " and ".join(a.name(x) for x in missing)
+    why = "its time ran out" if clock else "the summon closed"
+    return f"{why} with no word from {names}: reveals open"
+
+
 def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
     """Every step of the round in time order, presence and the host's actions included."""
     out = []
     engines = _engine_votes(r)
+    committed: set[int] = set()
+    kind = None  # the command of the batch a step is in (logs of rules version 2 on)
     for s in r.steps:
         e = s.event
         at = since(s.record.ts, r.started)
+        if s.record.cmd is not None:
+            kind = s.record.cmd.get("kind")
         match e:
             case ev.CardChosen():
                 out.append(f"{at}  {a.name(e.seat)} chose {_card(a, e.card)}")
@@ -397,12 +418,14 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
                     "replaced their summoning word" if e.replaced else "locked in a summoning word"
                 )
                 out.append(f"{at}  {a.name(e.seat)} {how}")
+                committed.add(e.seat)
             case ev.PhaseStarted(phase="reveal"):
-                out.append(f"{at}  the summon closed: every commitment in, reveals open")
+                out.append(f"{at}  {_summon_closed(a, r, committed, kind == 'tick')}")
             case ev.Revealed():
                 out.append(f"{at}  {a.name(e.seat)} revealed (it stays hidden until all are in)")
             case ev.PhaseStarted(phase="review"):
-                out.append(f"{at}  the review opened")
+                ran_out = "the reveal's time ran out: " if kind == "tick" else ""
+                out.append(f"{at}  {ran_out}the review opened")
             case ev.ProposalMade():
                 words = " and ".join(a.name(x) for x in e.seats)
                 what = (

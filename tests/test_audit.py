@@ -267,6 +267,36 @@ def test_events_option_lists_one_event_per_line(sample, capsys):
     assert doc["events"][-1]["summary"] == "round 3: void: Cy, the conjurer, ran out of time"
 
 
+def test_a_summon_closed_by_its_clock_says_whose_word_is_missing(tmp_path, capsys):
+    """Found by an auditor's review: the timeline said "the summon closed: every commitment
+    in" of a summon whose time ran out without Dee's word, and said nothing of the reveal's
+    time running out; and ``--events`` named a presence record by its class name."""
+    from conjure.server.rules import commands as c
+    from tests.auditlogs import RecordingTable
+
+    t = RecordingTable(4)
+    t.choose(0)
+    t.spell_by({"Ann": "wing", "Bob": "engine", "Cy": "sky", "Dee": "wheel"})
+    t.mark("Ann", "Bob")
+    t.run(c.Presence(now=t.now, seat=3, connected=False))
+    for name, word in (("Ann", "airplane"), ("Bob", "jet"), ("Cy", "kite")):
+        t.commit(name, word)
+    t.timeout()  # Dee's word never came
+    t.reveal("Ann", "airplane")
+    t.reveal("Bob", "jet")
+    t.timeout()  # nor Cy's reveal
+    path = tmp_path / "g.jsonl"
+    write_log(path, t.decisions)
+    assert replay(str(path), "--round", "1") == 0
+    out = capsys.readouterr().out
+    assert "its time ran out with no word from Dee: reveals open" in out
+    assert "every commitment in" not in out
+    assert "the reveal's time ran out: the review opened" in out
+    assert replay(str(path), "--events") == 0
+    (went,) = [x for x in capsys.readouterr().out.splitlines() if "presence_changed" in x]
+    assert went.split()[3:] == ["Dee", "went", "away"] and "PresenceChanged" not in went
+
+
 def test_dark_magic_game_verifies(tmp_path, capsys):
     path = tmp_path / "dark.jsonl"
     write_log(path, dark_game().decisions)
