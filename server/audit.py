@@ -37,10 +37,12 @@ from conjure.protocol import events as ev
 from conjure.protocol.cells import cells, ljust, wrap_words
 from conjure.protocol.events import RULE_TEXT
 from conjure.protocol.house import canonical
+from conjure.protocol.names import skeleton
 from conjure.protocol.receiptsig import is_key
 from conjure.protocol.statedir import default_state_dir
-from conjure.protocol.text import escape_unshown
+from conjure.protocol.text import describe, escape_unshown
 from conjure.protocol.wording import counted, signed, stars
+from conjure.protocol.words import normalize
 from conjure.server.audit_verify import (
     Audit,
     Receipt,
@@ -67,6 +69,7 @@ from conjure.server.house import (
 )
 from conjure.server.rules.decide import PROPOSER_VOTE_REASON
 from conjure.server.rules.explain import explain_round, result_json
+from conjure.server.rules.state import Game
 
 __all__ = ["add_arguments", "audit", "render_json", "render_text", "run"]
 
@@ -475,6 +478,36 @@ def _points(a: Audit, points: dict[int, int]) -> str:
     return ", ".join(f"{a.name(s)} {signed(p)}" for s, p in points.items()) or "no points"
 
 
+def _look_alikes(a: Audit, g: Game | None) -> list[str]:
+    """Summoning words that look the same and are not (a Cyrillic 'а' in 'aunt'): shown as
+    they are, four 'aunt's were scored as if one player had written another word, and
+    nothing said why (found by an auditor's review). Each such pair, with the characters
+    that tell them apart."""
+    words = g.round.published if g is not None and g.round is not None else None
+    if not words:
+        return []
+    out = []
+    seen: dict[str, tuple[int, str]] = {}  # skeleton -> the first seat with it, its normal form
+    for seat, word in words.items():
+        normal = normalize(word)
+        key = skeleton(normal)
+        if key not in seen:
+            seen[key] = (seat, normal)
+            continue
+        first, first_normal = seen[key]
+        if normal == first_normal:
+            continue
+        odd = sorted({ch for ch in normal + first_normal if not ch.isascii()})
+        if not odd:
+            continue  # 'modern' and 'modem': two words, alike only to a machine's eye
+        chars = ", ".join(describe(ch) for ch in odd[:3])
+        out.append(
+            f"{a.name(seat)}'s {shown(repr(word))} and {a.name(first)}'s "
+            f"{shown(repr(words[first]))} look alike but are different words ({chars})"
+        )
+    return out
+
+
 def round_lines(a: Audit, r: RoundAudit, house: HouseScores | None = None) -> list[str]:
     total = len(a.start.players) if a.start is not None else "?"
     g = r.before
@@ -497,6 +530,7 @@ def round_lines(a: Audit, r: RoundAudit, house: HouseScores | None = None) -> li
     elif r.sheet is not None and r.result is not None:
         # The engine's explanation quotes the log's words and names: each of its lines is one.
         body += [one_line(x) for x in explain_round(r.sheet, r.result)]
+        body += [one_line(x) for x in _look_alikes(a, g)]
         if r.official is not None and a.start is not None:
             body.append(
                 f"Played under {house_title(a.start.house_rules)}; the official reading would "

@@ -297,6 +297,27 @@ def test_a_summon_closed_by_its_clock_says_whose_word_is_missing(tmp_path, capsy
     assert went.split()[3:] == ["Dee", "went", "away"] and "PresenceChanged" not in went
 
 
+def test_summoning_words_that_only_look_the_same_are_said_to_differ(tmp_path, capsys):
+    """Found by an auditor's review: four 'aunt's, one with a Cyrillic 'а', and the report
+    said that player matched nobody without saying why."""
+    from tests.auditlogs import RecordingTable
+
+    t = RecordingTable(4)
+    t.choose(0)
+    t.spell_by({"Ann": "wing", "Bob": "engine", "Cy": "sky", "Dee": "wheel"})
+    t.mark("Ann", "Bob")
+    t.summon({"Ann": "aunt", "Bob": "\u0430unt", "Cy": "modern", "Dee": "modem"})
+    t.done()
+    path = tmp_path / "g.jsonl"
+    write_log(path, t.decisions)
+    assert replay(str(path), "--round", "1") == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if "look alike" in x]
+    assert line.strip() == (
+        "Bob's '\u0430unt' and Ann's 'aunt' look alike but are different words "
+        "(U+0430 CYRILLIC SMALL LETTER A)"
+    )
+
+
 def test_dark_magic_game_verifies(tmp_path, capsys):
     path = tmp_path / "dark.jsonl"
     write_log(path, dark_game().decisions)
