@@ -191,6 +191,19 @@ class ClientApp:
             # refused for them, and Ctrl-U cleared only the last line (seen by a newcomer).
             self.buffer.insert_text(pasted_line(event.data))
 
+        # An r meant for "r: try again" as the connection came back by itself (a key bound by
+        # name wins over Keys.Any, and over the line editor's own typing).
+        back_unasked = Condition(lambda: s.back_unasked is not None)
+
+        @kb.add("r", filter=back_unasked, eager=True)
+        @kb.add("R", filter=back_unasked, eager=True)
+        def _late_retry(event) -> None:
+            if not s.late_retry_key():
+                if s.wants_keys() and not self.buffer.text:
+                    self._guard(lambda: s.key(event.data))
+                else:
+                    self.buffer.insert_text(event.data)
+
         @kb.add(Keys.Any, filter=keys_mode, eager=True)
         def _key(event) -> None:
             ch = event.data

@@ -69,6 +69,9 @@ SETTINGS_FOR_CREATE = "These questions make your room: answer them (b: from the 
 #: After a key that acts at once is refused, keys that follow less than this many seconds
 #: apart do nothing: they are the rest of a mistyped sequence, not moves.
 KEYS_PAUSE = 1.0
+#: Seconds after the connection came back by itself in which an r is taken for the retry key
+#: the screen offered a moment before (``late_retry_key``).
+RETRY_LATE = 3.0
 #: What a player refused a seat types to watch the room instead (``Session.watch_here``).
 WATCH_WORDS = ("w", "watch")
 CHOOSE_BY = "Type the number of a category, 1-%d, or its name."
@@ -185,6 +188,18 @@ class Inputs(Prompts):
         finally:
             self._own_move(asked)
         self._past_warning(before, sent, asked)
+
+    def late_retry_key(self) -> bool:
+        """An r pressed as the screen asked, just after the connection came back by itself: it
+        was meant for "r: try again", and is dropped (said so), once. Found by a newcomer: it
+        landed in the summoning word the game was asking for by then ("Another word replaces
+        it: r"). True if it was dropped."""
+        back = self.back_unasked
+        self.back_unasked = None  # one r at most, and only just after
+        if back is None or self.clock() >= back + RETRY_LATE:
+            return False
+        self.say("info", "Back in the game by itself: that r was not needed, nothing was typed.")
+        return True
 
     def _acting_key(self, key: str) -> bool:
         """A printable key of the review or the host's lobby, where keys act at once and come

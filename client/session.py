@@ -176,6 +176,9 @@ class Session(Inputs):
         self.gave_up: str | None = None
         #: ``client.net`` waits on it after giving up; the retry key sets it (a new one each time).
         self.retry = trio.Event()
+        #: When the connection came back by itself while "r: try again" was offered (the
+        #: client tries now and then on its own): an r pressed just after is not text.
+        self.back_unasked: float | None = None
         self.ended: str | None = None  # the server said goodbye for good: no reconnecting
         self.bye_reason: str | None = None  # the last goodbye, until the close code is known
         self.server_name: str | None = None
@@ -263,6 +266,8 @@ class Session(Inputs):
             self.add_feed("connection restored", "me")
         self.banner = None
         self.retry_at = None
+        if self.gave_up is not None:  # back by itself while "r: try again" was offered
+            self.back_unasked = self.clock()
         self.gave_up = None
         self._reveal_sent.clear()
         if self._ask_settings:
@@ -307,6 +312,7 @@ class Session(Inputs):
         if self.gave_up is None:
             return
         self.gave_up = None
+        self.back_unasked = None
         self.banner = f"trying {host_port(self.server)} again…"
         self.retry.set()
 

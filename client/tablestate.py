@@ -107,6 +107,7 @@ class TableState:
     joined_once: bool
     retry: trio.Event
     gave_up: str | None
+    back_unasked: float | None
     join_field: JoinField | None
     watch_instead: str | None  #: the command that watches a room one could not sit in
     draft: str | None

@@ -292,6 +292,41 @@ async def test_connection_loss_banner_reconnects_and_keeps_the_typed_text(server
             await ann.wait(phase_is("spell"), what="the card was chosen")
 
 
+async def test_an_r_meant_for_try_again_is_not_typed_when_the_connection_came_back_by_itself(
+    server, tmp_path
+):
+    """Found by a newcomer: the client gave up ("r: try again"), then reached the server on its
+    own (it tries now and then); the r pressed as the screen had asked landed in the summoning
+    word asked for by then. Through the real key bindings: that one r is dropped, said so, and
+    the next is typed."""
+    async with HeadlessClient(opts(server, tmp_path, create=True, ask_settings=False)) as ann:
+        await ann.wait(phase_is("lobby"))
+        room = ann.session.room
+        async with robots(server.url, room, [dict(name="Bob"), dict(name="Cat")]):
+            await ann.wait(lambda s: len(s.view.players) == 3)
+            ann.type("s")
+            ann.type("y")
+            await ann.wait(phase_is("choose"))  # a line to type into: the category
+            s = ann.session
+
+            def back_by_itself() -> None:
+                s.on_gave_up("connection refused")
+                assert s.prompt() == "r or Ctrl-Q: "
+                s.on_connected()  # (the client's own try, the offer still on the screen)
+
+            await ann._call(back_by_itself)
+            ann.type("r")
+            await ann.idle()
+            assert ann.client.buffer.text == ""
+            assert s.status == (
+                "info",
+                "Back in the game by itself: that r was not needed, nothing was typed.",
+            )
+            ann.type("r")  # a second r is the player's own
+            await ann.idle()
+            assert ann.client.buffer.text == "r"
+
+
 async def test_join_errors_read_as_sentences(server, tmp_path):
     async with HeadlessClient(opts(server, tmp_path, room="ZZZZ", name="Ann")) as ann:
         screen = await ann.wait_screen("Room code to join (4 letters):")

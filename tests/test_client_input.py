@@ -304,6 +304,30 @@ def test_giving_up_offers_retry_or_quit_in_one_line(tmp_path):
     assert "(connection refused)" in line
 
 
+def test_an_r_just_after_the_connection_came_back_by_itself_is_the_retry_key(tmp_path):
+    """Only just after, only once, and not after a retry the player asked for."""
+    now = [100.0]
+    s = Session(
+        server=URL, store=StateDir(tmp_path / "st"), send=lambda m: None, name="Ann",
+        room="ABCD", clock=lambda: now[0],
+    )  # fmt: skip
+    s.on_gave_up("connection refused")
+    s.on_connected()  # by itself
+    now[0] += 2.9
+    assert s.late_retry_key() and not s.late_retry_key()  # one r at most
+    s.on_gave_up("connection refused")
+    s.on_connected()
+    now[0] += 3.0
+    assert not s.late_retry_key()  # too late: a word's first letter
+    s.on_gave_up("connection refused")
+    s.key("r")  # asked
+    s.on_connected()
+    assert not s.late_retry_key()
+    s.on_disconnected("reset", 1.0)
+    s.on_connected()  # an ordinary reconnection: nothing was offered
+    assert not s.late_retry_key()
+
+
 async def test_the_retry_event_wakes_a_waiting_connection(tmp_path):
     s, _ = fresh(tmp_path, name="Ann", room="ABCD")
     s.on_gave_up("connection refused")
