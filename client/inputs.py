@@ -18,6 +18,7 @@ from conjure.client.statefile import ENV_LOCAL_SERVER
 from conjure.client.tablestate import NARROWEST, RULES, StatusKind, status_rows
 from conjure.client.textfit import shorten
 from conjure.client.typos import meant
+from conjure.protocol.cells import cells
 from conjure.protocol.commitment import commitment, new_nonce
 from conjure.protocol.counts import MAX_CRYSTALS
 from conjure.protocol.events import RULE_TEXT, Rule, already_challenged
@@ -324,7 +325,26 @@ class Inputs(Prompts):
         nobody at the table could pause or skip: seen with friends). True: quit now."""
         if self.quit_question == HOST_QUITS and self.connected:
             self.send(Leave())
+        else:
+            self._pause_as_the_server_stops()
         return True
+
+    def _pause_as_the_server_stops(self) -> None:
+        """Quitting ``make play`` stops its server: the host pauses the game first, on its own
+        connection. The launcher paused it after the client had gone, with the seat's token, and
+        the others read "Ann is away. Ann is back. Ann paused the game." while the clock ran on
+        (found by a newcomer)."""
+        v = self.view
+        if (
+            os.environ.get(ENV_LOCAL_SERVER)
+            and self.connected
+            and self.joined
+            and v is not None
+            and v.phase not in ("lobby", "over")
+            and not v.paused
+            and self.is_host()
+        ):
+            self.send(PauseGame())
 
     def request_quit(self) -> bool:
         """Ctrl-Q (or /quit): True to quit now; False when a question must be answered first.
@@ -338,6 +358,7 @@ class Inputs(Prompts):
             return self._quit_confirmed()  # a second Ctrl-Q is a yes
         others = self.other_humans()
         if not others:
+            self._pause_as_the_server_stops()
             return True
         if not os.environ.get(ENV_LOCAL_SERVER):
             v = self.view
@@ -347,14 +368,17 @@ class Inputs(Prompts):
                 self.status = None  # a refusal said before is not about this question
                 return False
             return True
-        # (in the lobby there is no game yet: "their game" read as one under way)
-        lobby = self.in_lobby
-        what = "their room" if lobby else "their game"
-        tail = f"{'here' if lobby else 'still playing'}: quitting stops the server and {what}. Quit? y/n: "
+        # (in the lobby there is no game yet: "their game" read as one under way; and a game
+        # is kept, paused, not stopped with the server: "stops their game" read as lost)
+        tail = (
+            "here: quitting stops the server and their room. Quit? y/n: "
+            if self.in_lobby
+            else "playing: quitting pauses the game, stops the server. Quit? y/n: "
+        )
         n = len(others)
         question = f"{others[0]} is {tail}" if n == 1 else f"{' and '.join(others)} are {tail}"
-        if len(question) > 78:  # the prompt line stays one line at 80 columns
-            question = f"{n} other {'person is' if n == 1 else 'people are'} {tail}"
+        if cells(question) > 78:  # the prompt line stays one line at 80 columns
+            question = f"{n} other{' is' if n == 1 else 's are'} {tail}"
         self.quit_question = question
         self.status = None
         return False

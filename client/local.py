@@ -839,9 +839,10 @@ def _remember(
     except Exception:  # the summary is not worth failing the clean-up for
         view = None
     game_id = view.game_id if view is not None else (last.game_id if last is not None else None)
-    paused = False
+    # Paused by the person's own client as it quit (``Inputs._pause_as_the_server_stops``).
+    paused = bool(view is not None and view.paused and (seat or {}).get("paused_on_quit"))
     if view is not None and view.phase not in ("lobby", "over") and not view.paused and token:
-        try:
+        try:  # (the client could not: its connection was gone, or its window closed)
             paused = trio.run(pause_for_later, url, room, token)
         except Exception:  # (as above: the clock runs on, as it did before)
             paused = False

@@ -244,6 +244,17 @@ class StateDir:
                 found = entry
         return found
 
+    def note_paused_on_quit(self, server: str, room: str) -> None:
+        """The seat's client paused its game as it quit ``make play`` (whose server stops with
+        it): the next run resumes the game for it, as for a pause the launcher made."""
+
+        def change(data: dict) -> None:
+            seat = data["seats"].get(seat_key(server, room))
+            if isinstance(seat, dict):
+                seat["paused_on_quit"] = True
+
+        self._update_secrets(change)
+
     def forget_seat(self, server: str, room: str) -> None:
         def change(data: dict) -> None:
             data["seats"].pop(seat_key(server, room), None)

@@ -39,6 +39,7 @@ from conjure.protocol.messages import (
     JoinRoom,
     KickPlayer,
     Leave,
+    PauseGame,
     PlayerView,
     PointView,
     ProposalView,
@@ -755,14 +756,24 @@ def test_the_host_is_asked_before_quitting_ends_the_game_for_other_people(tmp_pa
     h.show(view("spell", players=players(0, Cat={"computer": True}, Dan={"computer": True})))
     assert s.request_quit() is False  # Bob (p1) is a person: ask first
     question = s.prompt()
-    assert question == "Bob is still playing: quitting stops the server and their game. Quit? y/n: "
+    assert question == "Bob is playing: quitting pauses the game, stops the server. Quit? y/n: "
     assert s.wants_keys()
     s.key("n")
     assert s.quit_question is None and not s.quit_requested  # the game goes on
     assert s.request_quit() is False
     s.key("y")
     assert s.quit_requested
+    # The game is paused on the host's own connection as the server stops with them (the
+    # launcher did it with the seat's token after: "Ann is away. Ann is back.")
+    assert isinstance(h.sent[-1], PauseGame)
     assert not problems(question)  # one line, whole, at 80 columns
+    many = Harness(tmp_path / "many")
+    names = {n: {"name": n * 5} for n in ("Bob", "Cat", "Dan")}
+    many.show(view("spell", players=players(0, **names)))
+    assert many.session.request_quit() is False
+    said = many.session.prompt()
+    assert said == "3 others are playing: quitting pauses the game, stops the server. Quit? y/n: "
+    assert not problems(said)
     # in the lobby there is no game yet (a newcomer read "their game" as one under way)
     lobby = Harness(tmp_path / "lobby")
     lobby.show(view("lobby", round=0, players=players(0, Cat={"computer": True})))
@@ -787,6 +798,7 @@ def test_quitting_is_not_questioned_when_only_computer_players_remain(tmp_path, 
     computers = {n: {"computer": True} for n in ("Bob", "Cat", "Dan")}
     h.show(view("spell", players=players(0, **computers)))
     assert h.session.request_quit() is True
+    assert isinstance(h.sent[-1], PauseGame)  # paused as the server stops, said nowhere else
     monkeypatch.delenv("CONJURE_LOCAL_SERVER")  # not make play's own server: nothing stops
     h.show(view("spell"))  # and people at the table
     h.session.say("warn", "There is no open proposal to vote on.")

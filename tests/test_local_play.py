@@ -224,8 +224,17 @@ def two_runs(tmp_path: Path, old_log: Path, old_size: int) -> None:
         assert logs[0].exists() and room_of(logs[0]) == room
         # Paused as its person left (the server stops with them): no clock runs meanwhile
         assert "The game is unfinished, and paused until you come back: run make play" in out
-        facts = [r.type for r in read_log(logs[0]).records if r.type != "presence_changed"]
+        records = read_log(logs[0]).records
+        facts = [r.type for r in records if r.type != "presence_changed"]
         assert facts[-1] == "game_paused", facts
+        # ... by the person's own client before it went: the launcher paused it afterwards
+        # with the seat's token, and the table read "Tess is away. Tess is back." (a newcomer)
+        at = max(i for i, r in enumerate(records) if r.type == "game_paused")
+        comings = [r.data["connected"] for r in records if r.type == "presence_changed"
+                   and r.data["seat"] == 0]  # fmt: skip
+        assert comings == [False] and records[at].seq < next(
+            r.seq for r in records if r.type == "presence_changed" and r.data["seat"] == 0
+        ), [(r.type, r.data) for r in records[at - 3 :]]
         tmux(sock, "kill-server")
         # A tmux server of its own for the second run: kill-server returns before the first
         # has gone, and a session started on its socket meanwhile fails ("server exited
