@@ -68,8 +68,10 @@ CARD_KEYS = {"f1": "help", "f2": "howto", "f3": "results", "f4": "panel"}
 SETTINGS_FOR_CREATE = "These questions make your room: answer them (b: from the top) or Ctrl-Q."
 
 #: After a key that acts at once is refused, keys that follow less than this many seconds
-#: apart do nothing: they are the rest of a mistyped sequence, not moves.
-KEYS_PAUSE = 1.0
+#: apart do nothing: they are the rest of a mistyped sequence, not moves. Half a second: a
+#: person who read the refusal and typed again at their own pace lost every key at one second
+#: apart, each ignored key holding the keys shut a second more (found by a newcomer).
+KEYS_PAUSE = 0.5
 #: Seconds after the connection came back by itself in which an r is taken for the retry key
 #: the screen offered a moment before (``late_retry_key``).
 RETRY_LATE = 3.0

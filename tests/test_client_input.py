@@ -396,6 +396,16 @@ def test_the_rest_of_a_mistyped_key_sequence_does_nothing(tmp_path):
     h2.session.key("escape")  # a deliberate key ends the burst at once
     h2.session.key("d")
     assert h2.sent == [ReviewDone()]
+    # A person who read the refusal and types at their own pace is not a burst: 'c 2 1'
+    # typed half a second apart from 0.7 s after it was lost whole (found by a newcomer).
+    published = players(0, Bob={"summon": "rocket", "valid": True})
+    h3 = Harness(tmp_path / "3", clock=lambda: now[0])
+    h3.show(view("review", players=published))
+    h3.session.key("x")
+    for k in "c21":
+        now[0] += 0.7 if k == "c" else 0.5
+        h3.session.key(k)
+    assert [type(x).__name__ for x in h3.sent] == ["ChallengeWord"], h3.session.status
 
 
 def test_a_vote_about_your_own_word_says_why_not(tmp_path):
