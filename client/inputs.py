@@ -83,9 +83,9 @@ CHOOSE_LAST = "Type 1 for the last category, or its name."
 #: Said when a choice typed under a card is held until the categories are seen.
 CHOOSE_SEEN = "Here are the categories: Enter again sends your choice."
 #: A proposal everyone at the table would be barred from voting on is not sent (V1).
-NOBODY_VOTES = (
+NOBODY_VOTES = (  # (rule V1; its id meant nothing on a player's screen: a newcomer)
     "Nobody may vote on that: every player wrote one of the words in question, so it would "
-    "be rejected (V1)."
+    "be rejected."
 )
 #: What the host of a game on someone else's server is asked on Ctrl-Q (the server's host_grace
 #: passes the host on to a player who is there).
@@ -617,6 +617,13 @@ class Inputs(Prompts):
     def _confirm_marks(self) -> None:
         low, high = self.crystal_range()
         n = len(self.marks)
+        if n == 0 and low == 0 and self.no_crystal_asked != self._round_key():
+            # Dark Magic allows none, but a stray Enter gave the round's clue away at once
+            # (found by a newcomer): asked once a round.
+            self.no_crystal_asked = self._round_key()
+            raise Refused(
+                "No crystal placed: Enter again places none; a board's number toggles one."
+            )
         if n < low:
             raise Refused(f"Place at least {low} crystals ({n} placed).")
         if n > high:
@@ -634,7 +641,7 @@ class Inputs(Prompts):
         words = " and ".join(quoted(w) for w in p.words) or "the words"
         return (
             f"Proposal {p.id + 1} is about your word ({words}): the players it does not "
-            "concern vote on it (rule V1)."
+            "concern vote on it."  # (rule V1: its id meant nothing on a player's screen)
         )
 
     def _why_no_vote(self) -> str:
@@ -824,7 +831,8 @@ class Inputs(Prompts):
                 raise Refused(f"Type {move[0]} first, then Enter: Enter alone sends nothing.")
             return False
         if self.spectator and self.joined:
-            raise Refused("You are watching: spectators do not play, so nothing was sent.")
+            # Let go of: kept, the next text was added to it ("hello/say hi": a newcomer).
+            raise RefusedCleared("You are watching: spectators do not play, so nothing was sent.")
         if v is None or me is None or not self.joined:
             raise Refused("Not in a room yet: your text is kept.")
         if v.paused:
@@ -1030,7 +1038,10 @@ class Inputs(Prompts):
         error = form.answer(text)
         if error:
             self.say("warn", error)
-            return False
+            # A one-word answer is quicker typed again than mended, and Enter then keeps the
+            # value in [brackets] as the question says (a refused '3' stayed, and was sent
+            # again: a newcomer); a longer one (a list of times, of cards) is kept to mend.
+            return len(text.split()) <= 1
         self.status = None if form.notice is None else ("info", form.notice)
         if form.step == "done":
             self.form = None

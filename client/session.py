@@ -197,6 +197,7 @@ class Session(Inputs):
         self._talk_of: str | None = None  # the room whose table talk the feed holds
 
         self.marks: set[int] = set()
+        self.no_crystal_asked: tuple | None = None
         self.confirm_word: str | None = None
         self.sub: tuple = ()  # review / lobby sub-steps
         self.form: SetupForm | None = None
@@ -334,6 +335,13 @@ class Session(Inputs):
         if self.banner is None:
             return None
         if self.retry_at is None:
+            if self.ended is not None and self.banner == f"disconnected: {self.ended}":
+                # Its first clause, and where the rest is: cut at the edge, the line the eye
+                # lands on ended "so its room will…" (found by a newcomer).
+                first = self.ended.split("; ", 1)[0]
+                return first_fitting(
+                    [self.banner, f"disconnected: {first} (the feed says more)", first], width
+                )
             return shorten(self.banner, width)
         wait = max(0, round(self.retry_at - self.clock()))
         again = "reconnecting…" if wait <= 0 else f"reconnecting in {wait} s…"

@@ -108,6 +108,8 @@ class TableState:
     retry: trio.Event
     gave_up: str | None
     back_unasked: float | None
+    #: The round (``_round_key``) in which placing no crystal was asked about once.
+    no_crystal_asked: tuple | None
     join_field: JoinField | None
     watch_instead: str | None  #: the command that watches a room one could not sit in
     draft: str | None

@@ -329,6 +329,15 @@ def test_an_r_just_after_the_connection_came_back_by_itself_is_the_retry_key(tmp
     assert not s.late_retry_key()
 
 
+def test_a_goodbye_too_long_for_the_status_row_is_cut_between_its_clauses(tmp_path):
+    """Found by a newcomer: a spectator's last line read "…so its room will…", cut at the edge."""
+    s, _ = fresh(tmp_path, room="ABCD", spectator=True)
+    s.ended = "the server is shutting down; this game is over, so its room will be gone"
+    s.on_disconnected("closed", None)
+    assert s.banner_text(79) == "disconnected: the server is shutting down (the feed says more)"
+    assert s.banner_text(200) == f"disconnected: {s.ended}"
+
+
 async def test_the_retry_event_wakes_a_waiting_connection(tmp_path):
     s, _ = fresh(tmp_path, name="Ann", room="ABCD")
     s.on_gave_up("connection refused")
@@ -417,8 +426,7 @@ def test_a_vote_about_your_own_word_says_why_not(tmp_path):
     h.show(review_with(mine))
     h.session.key("v")
     assert h.session.status[1] == (
-        "Proposal 1 is about your word ('moon'): the players it does not concern vote on it "
-        "(rule V1)."
+        "Proposal 1 is about your word ('moon'): the players it does not concern vote on it."
     )
     other = ProposalView(id=1, kind="same", by=1, seats=[2, 3], words=["star", "comet"])
     other.voters = [0, 1]
@@ -434,7 +442,7 @@ def test_a_vote_about_your_own_word_says_why_not(tmp_path):
     third.voters = [0, 2]
     h.show(review_with(mine, other, third, round=1))
     assert not h.session.submit("v 1 y")  # by its number: the same reason, V1
-    assert "rule V1" in h.session.status[1] and h.session.sub == ()
+    assert "does not concern vote on it" in h.session.status[1] and h.session.sub == ()
 
 
 def test_proposals_are_numbered_from_one_and_every_reason_shows(tmp_path):
@@ -922,6 +930,29 @@ def test_a_late_friend_watches_a_started_game_with_enter(tmp_path):
     assert s.joined and s.joined_once and s.watch_instead is None
     s.on_message(Update(view=View(room="ABCD", phase="spell", round=1)))
     assert s.prompt_owner() == ("watch",)
+
+
+def test_a_refused_one_word_answer_in_the_settings_form_is_let_go_of(tmp_path):
+    """Found by a newcomer: a refused '3' stayed in the line, so Enter (which "keeps the value
+    in [brackets]") sent it again; a longer answer is kept, to mend."""
+    s, _ = fresh(tmp_path, name="Ann", create=True)
+    s.on_connected()
+    assert s.prompt().startswith("Variant:")
+    assert s.submit("3") is True and s.status is not None and s.status[0] == "warn"
+    assert s.prompt().startswith("Variant:")  # asked again, the line empty
+    assert s.submit("dark magic please") is False  # kept
+    assert s.submit("") and not s.prompt().startswith("Variant:")  # Enter keeps [1]
+
+
+def test_a_spectators_typed_line_is_let_go_of(tmp_path):
+    """Found by a newcomer: kept after "nothing was sent", the next text was added to it."""
+    s, sent = fresh(tmp_path, room="ABCD", spectator=True)
+    assert s.on_connected() == [Watch(room="ABCD")]
+    s.on_message(Watching(room="ABCD"))
+    s.on_message(Update(view=View(room="ABCD", phase="spell", round=1)))
+    assert s.submit("hello") is True  # the line is cleared
+    assert sent == []
+    assert s.status == ("warn", "You are watching: spectators do not play, so nothing was sent.")
 
 
 def test_a_late_friend_may_type_another_rooms_code_instead(tmp_path):
