@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import getpass
 import json
 import os
@@ -90,6 +91,8 @@ STOP_TIMEOUT = 5.0
 CLIENT_NAME = "conjure-local/0.1"
 #: In the client state directory: the unfinished game of the last run.
 LAST_GAME_FILE = "local-game.json"
+#: Held (``flock``) by the make play that uses the state directory (``hold_state_dir``).
+PLAY_LOCK_FILE = "make-play.lock"
 #: Under the client state directory: the computer players' own state (seat tokens, secrets).
 BOTS_STATE_DIR = "local-bots"
 
@@ -703,6 +706,16 @@ def main(argv: list[str] | None = None) -> int:
         print("make play: --bots must be between 0 and 7", file=sys.stderr)
         return 2
     store = StateDir(os.environ.get("CONJURE_STATE_DIR") or None)
+    held = hold_state_dir(store)
+    if held is None:
+        print(
+            f"make play: another make play is running with the state directory {store.path}; "
+            "it remembers one unfinished game, so a second one would make it forget the "
+            "other's. Quit that one first, or set CONJURE_STATE_DIR to another folder for "
+            "this one.",
+            file=sys.stderr,
+        )
+        return 1
     bots_store = StateDir(store.path / BOTS_STATE_DIR)
     replays = args.replays.resolve()
     workdir = Path(tempfile.mkdtemp(prefix="conjure-play-"))
@@ -806,7 +819,23 @@ def main(argv: list[str] | None = None) -> int:
         for sig, handler in old.items():
             signal.signal(sig, handler)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.close(held)  # the state directory is free for the next make play
     return code
+
+
+def hold_state_dir(store: StateDir) -> int | None:
+    """Hold ``store`` for this make play (a lock the system lets go of when the process ends,
+    however it ends); None if another one holds it. Why: two at once with one state directory
+    each said "run make play again" of its game, and the directory remembers one (found by a
+    newcomer: the first game was never offered again)."""
+    store.ensure()
+    fd = os.open(store.path / PLAY_LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def _say(line: str) -> bool:

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import msgspec
@@ -91,6 +94,27 @@ def test_a_stray_answer_to_the_resume_question_is_asked_again(
     args = argparse.Namespace(resume=False, new=False)
     assert local.want_resume(last, args) is resumes
     assert "Answer y to resume it (or Enter), or n to start a new game." in capsys.readouterr().out
+
+
+def test_a_second_make_play_with_the_same_state_directory_is_refused(tmp_path):
+    """Found by a newcomer: two at once each said "run make play again" of its game, and the
+    state directory remembers one, so the first was never offered again. The second is told,
+    before it starts anything; once the first has ended, the directory is free."""
+    state = tmp_path / "state"
+    first = local.hold_state_dir(StateDir(state))
+    assert first is not None
+    cmd = [sys.executable, "-m", "conjure.client.local", "--port", "0"]
+    cmd += ["--replays", str(tmp_path / "replays"), "--name", "Tess"]
+    env = {**os.environ, "CONJURE_STATE_DIR": str(state)}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "another make play is running with the state directory" in done.stderr
+    assert "Starting a Conjure server" not in done.stdout  # nothing was started
+    assert local.hold_state_dir(StateDir(state)) is None  # (in one process too)
+    os.close(first)
+    again = local.hold_state_dir(StateDir(state))
+    assert again is not None
+    os.close(again)
 
 
 def test_seats_follow_the_server_to_another_port(tmp_path):
