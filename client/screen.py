@@ -740,8 +740,10 @@ def lobby_rows(session: Session, width: int = 80) -> list[Row]:
     out = _rows("class:title", f"Lobby: {seated}{watching}", width, 0, "", "  ")
     if session.first_time:
         out += _rows("class:pending", HOWTO_SHORT, width, 1, "  ", "  ")
-        if v.settings.variant == "dark-magic":
-            out += _rows("class:pending", HOWTO_SHORT_DARK, width, 1, "  ", "  ")
+    if v.settings.variant == "dark-magic":
+        # Said every time: one who has played before may never have played this variant (a
+        # newcomer joined a Dark Magic room that said only "variant: Dark Magic").
+        out += _rows("class:pending", HOWTO_SHORT_DARK, width, 1, "  ", "  ")
     for line in settings_lines(v.settings, yours=session.is_host()):
         out += _rows("", line, width, 2, "  ", "    ")
     # Connected through 127.0.0.1 (make play)? Friends need the LAN address the launcher found.

@@ -260,6 +260,18 @@ def test_mark_at_most_four(tmp_path):
     assert len(s.marks) == 4
 
 
+def test_a_dark_magic_lobby_says_what_the_variant_changes_to_everyone(tmp_path):
+    """Found by a newcomer: a player who had played before joined a Dark Magic room, and the
+    lobby said only "variant: Dark Magic" (what it changes was for first-timers alone)."""
+    h = Harness(tmp_path)
+    h.session.first_time = False  # played before
+    h.show(view("lobby", round=0, settings=RoomSettings(variant="dark-magic")))
+    text = " ".join(screen.plain(screen.panel(h.session, 80)).split())
+    assert "This room plays Dark Magic: the conjurer writes the secret summoning word first" in text
+    h.show(view("lobby", round=0))
+    assert "Dark Magic" not in screen.plain(screen.panel(h.session, 80))
+
+
 def test_mark_dark_magic_allows_zero_and_a_typed_line(tmp_path):
     h = Harness(tmp_path)
     h.show(
