@@ -919,6 +919,14 @@ def _phase_hint(session: Session) -> tuple[str, int] | None:
         return text, 1 if summoning else 2
     if v.phase == "reveal":
         return "The summon is closed: the words are opened and shown together.", 2
+    if v.phase == "review" and me is not None and me.committed and not me.revealed:
+        # C6, said to whom it costs: a player back after the words were opened saw only a ✗
+        # on their own board (found by a newcomer).
+        return (
+            "Your summoning word was never revealed (your client was away as the words were "
+            "opened): it counts as an invalid word, -3.",
+            1,
+        )
     return None
 
 

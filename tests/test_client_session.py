@@ -272,6 +272,18 @@ def test_a_dark_magic_lobby_says_what_the_variant_changes_to_everyone(tmp_path):
     assert "Dark Magic" not in screen.plain(screen.panel(h.session, 80))
 
 
+def test_a_player_whose_word_was_never_revealed_is_told_what_it_costs(tmp_path):
+    """Found by a newcomer: back in the review after the words were opened without theirs,
+    a player saw a ✗ on their board and nothing of the -3."""
+    h = Harness(tmp_path)
+    gone = {"committed": True, "revealed": False, "valid": False}
+    h.show(view("review", players=players(0, Ann=gone, Bob={"summon": "rocket", "valid": True})))
+    text = " ".join(screen.plain(screen.panel(h.session, 80)).split())
+    assert "Your summoning word was never revealed" in text and "-3" in text
+    h.show(view("review", players=players(0, Bob={"summon": "rocket", "valid": True})))
+    assert "never revealed" not in screen.plain(screen.panel(h.session, 80))
+
+
 def test_mark_dark_magic_allows_zero_and_a_typed_line(tmp_path):
     h = Harness(tmp_path)
     h.show(
