@@ -867,14 +867,18 @@ class Inputs(Prompts):
         """The part of the join a refusal asked for: a room code, a password or a name."""
         field = self.join_field
         stripped = text.strip()
-        if (field == "watch" and not stripped) or (
-            stripped.lower() in WATCH_WORDS and self.watch_instead is not None
-        ):
+        offered = field in ("watch", "again") and self.watch_instead is not None
+        if (field == "watch" and not stripped) or (offered and stripped.lower() in WATCH_WORDS):
             self.watch_here()
             return True
         if field == "watch":
             if not re.fullmatch(r"[A-Za-z]{4}", stripped):
-                raise Refused("Press Enter to watch the game, type another room's code, or Ctrl-Q.")
+                # Let go of, and said what it is not: kept, the next Enter sent it again
+                # instead of watching (found by a newcomer).
+                raise RefusedCleared(
+                    f"{quoted(shorten(stripped, 20))} is no room code (4 letters): Enter "
+                    "watches the game, or type another room's code."
+                )
             field = "room"  # another room, to sit in
         if field == "room":
             if not re.fullmatch(r"[A-Za-z]{4}", stripped):

@@ -708,13 +708,14 @@ def main(argv: list[str] | None = None) -> int:
     store = StateDir(os.environ.get("CONJURE_STATE_DIR") or None)
     held = hold_state_dir(store)
     if held is None:
-        print(
-            f"make play: another make play is running with the state directory {store.path}; "
-            "it remembers one unfinished game, so a second one would make it forget the "
-            "other's. Quit that one first, or set CONJURE_STATE_DIR to another folder for "
-            "this one.",
-            file=sys.stderr,
+        said = (
+            f"make play: another make play is running with the state directory {store.path}, "
+            "which remembers one unfinished game: a second one at once would make it forget "
+            "the other. Quit that one first, or give this one another folder with "
+            "CONJURE_STATE_DIR."
         )
+        for line in fit_lines(said):  # (one long line broke mid-word at 80 columns)
+            print(line, file=sys.stderr)
         return 1
     bots_store = StateDir(store.path / BOTS_STATE_DIR)
     replays = args.replays.resolve()

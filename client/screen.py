@@ -40,7 +40,7 @@ from conjure.client.texts import (
     WATCHED_SUMMONING_WORD,
 )
 from conjure.protocol.cells import ljust
-from conjure.protocol.counts import crystal_range
+from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
 from conjure.protocol.events import CASE_TEXT, RULE_TEXT
 from conjure.protocol.messages import PlayerView, ProposalView, ResultView, View
 from conjure.protocol.program import program_here
@@ -734,7 +734,11 @@ def lobby_rows(session: Session, width: int = 80) -> list[Row]:
     v = session.view
     assert v is not None
     n = len([p for p in v.players if not p.kicked])
-    seated = f"{n} player{'s' if n != 1 else ''} seated (3 to 8 can play)"
+    seated = f"{n} player{'s' if n != 1 else ''} seated " + (
+        f"(full: {MAX_PLAYERS} can play)"  # (a full lobby never said so: a newcomer)
+        if n >= MAX_PLAYERS
+        else f"({MIN_PLAYERS} to {MAX_PLAYERS} can play)"
+    )
     watching = f", {v.spectators} watching" if v.spectators else ""
     # The room's code is in the header, the share line and the feed: the heading says who is here.
     out = _rows("class:title", f"Lobby: {seated}{watching}", width, 0, "", "  ")

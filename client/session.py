@@ -169,6 +169,7 @@ class Session(Inputs):
         self.join_error: str | None = None
         #: The part of the join the player must change after a refusal (None: nothing asked).
         self.join_field: JoinField | None = None
+        self._last_join_refusal: str | None = None  # (``_join_refused``)
         self.connected = False
         self.banner: str | None = None
         self.retry_at: float | None = None
@@ -450,9 +451,7 @@ class Session(Inputs):
             self.joining = None
             if how == "resume" and msg.code in TRY_LATER:
                 # Refused for now, not for good: the saved seat stays, for Enter to try again.
-                self.join_error = text
-                self.join_field = "again"
-                self.say("error", text)
+                self._join_refused(text, "again")
                 return
             if how == "resume":
                 # The saved seat is gone (game over, room closed, token refused): join anew.
@@ -471,16 +470,16 @@ class Session(Inputs):
             if msg.code == "already_started":
                 # Nothing to retype: only the game's own players can come back (with their seat).
                 text = f"The game in room {self.room} has started without you."
-            if msg.code in WATCH_INSTEAD:
-                # A late friend can still watch, here and now (Enter; for a full room, where a
-                # seat may free up and Enter tries again, w). It was "quit and type this other
-                # command", and the command is still said if they quit.
-                self.watch_instead = watch_command(self.server, self.room or "", program_here())
-            # Said once on the status line and shown with the field to change; not in the feed
-            # as well, where the same sentence read as a second refusal.
-            self.join_error = text
-            self.join_field = JOIN_FIELD.get(msg.code, "again")
-            self.say("error", text)
+            # A late friend can still watch, here and now (Enter; for a full room, where a seat
+            # may free up and Enter tries again, w). It was "quit and type this other command",
+            # and the command is still said if they quit. Another refusal takes the offer back
+            # (a w typed for a wrong code watched that room: a newcomer).
+            self.watch_instead = (
+                watch_command(self.server, self.room or "", program_here())
+                if msg.code in WATCH_INSTEAD
+                else None
+            )
+            self._join_refused(text, JOIN_FIELD.get(msg.code, "again"))
             return
         if msg.code == "chat_busy":
             # The line is given back to be sent again (refused after it left the input line,
@@ -499,6 +498,17 @@ class Session(Inputs):
                 self._maybe_reveal()
                 return
         self.refuse(text)
+
+    def _join_refused(self, text: str, field: JoinField) -> None:
+        """Said once on the status line and shown with the field to change; not in the feed
+        as well, where the same sentence read as a second refusal. The same refusal again
+        says it was tried again: the screen did not change, as if Enter had done nothing
+        (found by a newcomer at a full room)."""
+        again = text == self._last_join_refusal
+        self._last_join_refusal = text
+        self.join_error = text
+        self.join_field = field
+        self.say("error", f"Tried again: {text[:1].lower()}{text[1:]}" if again else text)
 
     def watch_here(self) -> None:
         """Watch the room this player could not sit in, on the same connection (offered when

@@ -61,7 +61,7 @@ HOWTO_SHORT = (
 #: What the lobby adds to it when the room plays Dark Magic (the order above is the standard one).
 HOWTO_SHORT_DARK = (
     "This room plays Dark Magic: the conjurer writes the secret summoning word first, before "
-    "any spell word, then marks 0 to 4 boards."
+    "any spell word, writes no spell word, then marks 0 to 4 boards."
 )
 
 HELP: list[str] = [

@@ -832,7 +832,7 @@ def render_text(
         out.append(
             "Verdict (the Verification block at the top says what was checked): "
             + ("VERIFIED." if a.verified else f"NOT VERIFIED, {n} problem{'s' if n != 1 else ''}.")
-            + " One round alone: --round N."
+            + (" One round alone: --round N." if len(rounds) > 1 else "")  # (said after one)
         )
     return "\n".join(out)
 

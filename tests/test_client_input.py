@@ -919,10 +919,11 @@ def test_a_late_friend_watches_a_started_game_with_enter(tmp_path):
     assert s.prompt() == "Enter watches the game here, Ctrl-Q quits: "
     # Not a dead end even if they quit: the command that watches is said then.
     assert s.watch_instead == f"{program_here()} watch {s.server} --room ABCD"  # (run here)
-    assert not s.submit("yes please") and not sent[1:]
+    assert s.submit("yes please") and not sent[1:]  # let go of (the next Enter sent it again)
     assert s.status == (
         "warn",
-        "Press Enter to watch the game, type another room's code, or Ctrl-Q.",
+        "'yes please' is no room code (4 letters): Enter watches the game, or type another "
+        "room's code.",
     )
     assert s.submit("")
     assert sent[-1] == Watch(room="ABCD") and s.spectator and s.token is None
@@ -965,6 +966,19 @@ def test_a_late_friend_may_type_another_rooms_code_instead(tmp_path):
     assert s.watch_instead is not None and s.watch_instead.endswith("--room WXYZ")
     assert s.submit("watch")
     assert sent[-1] == Watch(room="WXYZ")
+
+
+def test_a_w_for_a_room_code_after_another_refusal_is_not_a_watch(tmp_path):
+    """Found by a newcomer: after a wrong code, a 'w' typed at "Room code to join" watched
+    the room of the wrong code, silently: the offer to watch ends with another refusal."""
+    s, sent = fresh(tmp_path, name="Bob", room="ABCD")
+    s.on_connected()
+    s.on_message(STARTED)
+    assert s.submit("wxyz")  # another room ...
+    s.on_message(Error(code="unknown_room", message="There is no room WXYZ on this server."))
+    assert s.join_field == "room" and s.watch_instead is None  # ... that is not there
+    assert not s.submit("w") and not s.spectator
+    assert sent[-1] == JoinRoom(room="WXYZ", name="Bob")
 
 
 def test_a_late_friend_who_was_offered_to_watch_is_asked_again_after_a_reconnection(tmp_path):

@@ -260,6 +260,17 @@ def test_mark_at_most_four(tmp_path):
     assert len(s.marks) == 4
 
 
+def test_a_full_lobby_says_it_is_full(tmp_path):
+    h = Harness(tmp_path)
+    four = players(0)
+    more = [
+        PlayerView(seat=i, id=f"p{i}", name=f"Guest{i}", colour=COLOURS[i % len(COLOURS)])
+        for i in range(len(four), 8)
+    ]
+    h.show(view("lobby", round=0, players=[*four, *more]))
+    assert "Lobby: 8 players seated (full: 8 can play)" in screen.plain(screen.panel(h.session))
+
+
 def test_a_dark_magic_lobby_says_what_the_variant_changes_to_everyone(tmp_path):
     """Found by a newcomer: a player who had played before joined a Dark Magic room, and the
     lobby said only "variant: Dark Magic" (what it changes was for first-timers alone)."""
@@ -714,6 +725,8 @@ def test_a_full_room_is_tried_again_with_enter_and_can_be_watched(tmp_path):
     s.submit("")
     assert sent[-1] == JoinRoom(room="ABCD", name="Ann")
     s.on_message(Error(code="room_full", message="The room is full (8 players)."))
+    assert s.status == ("error", "Tried again: the room is full (8 players).")  # (seen: as if
+    # Enter had done nothing, the screen the same)
     s.submit("w")  # watching meanwhile, on the same connection
     assert sent[-1] == Watch(room="ABCD") and s.spectator and s.join_field is None
     s.on_message(Watching(room="ABCD"))
