@@ -53,7 +53,7 @@ from conjure.client.statefile import ENV_LOCAL_SERVER, RECEIPT_LINE, StateDir, h
 from conjure.protocol.cells import wrap_words
 from conjure.protocol.deck import DeckError, load_deck
 from conjure.protocol.house import HOUSE_RULES, canonical
-from conjure.protocol.messages import ClientMsg, Leave, PauseGame, RoomSettings
+from conjure.protocol.messages import ClientMsg, Leave, RoomSettings
 from conjure.protocol.program import program_here
 from conjure.protocol.wording import NAME_PLACEHOLDER, final_words
 
@@ -397,7 +397,7 @@ class ClientApp:
         connection is cut: up to LEAVE_GRACE seconds for its goodbye (cut at once, it could be
         lost, and a host who quit was waited for as away)."""
         s = self.session
-        if s.sent and isinstance(s.sent[-1], PauseGame) and s.connected:
+        if s.paused_on_quit and s.connected:
             # The pause of a make play game as its server stops: told before the connection
             # is cut, and noted for the next run, which resumes it (client.local).
             with trio.move_on_after(LEAVE_GRACE):

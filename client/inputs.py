@@ -347,6 +347,7 @@ class Inputs(Prompts):
             and self.is_host()
         ):
             self.send(PauseGame())
+            self.paused_on_quit = True
 
     def request_quit(self) -> bool:
         """Ctrl-Q (or /quit): True to quit now; False when a question must be answered first.
@@ -879,7 +880,8 @@ class Inputs(Prompts):
                     f"{quoted(shorten(stripped, 20))} is no room code (4 letters): Enter "
                     "watches the game, or type another room's code."
                 )
-            field = "room"  # another room, to sit in
+            field = "room"  # another room, to sit in: the offer to watch this one is over
+            self.watch_instead = None
         if field == "room":
             if not re.fullmatch(r"[A-Za-z]{4}", stripped):
                 raise Refused("A room code is 4 letters, as the host's screen shows it.")
@@ -900,12 +902,7 @@ class Inputs(Prompts):
             if problem := name_problem(stripped):
                 raise Refused(problem)
             self.name = stripped
-        self.join_field = None
-        self.join_error = None
-        self.status = None
-        if self.connected:
-            for m in self.join_messages():
-                self.send(m)
+        self.join_again()
         return True
 
     def _load_seat(self) -> None:
@@ -1042,10 +1039,10 @@ class Inputs(Prompts):
         error = form.answer(text)
         if error:
             self.say("warn", error)
-            # A one-word answer is quicker typed again than mended, and Enter then keeps the
+            # A short answer is quicker typed again than mended, and Enter then keeps the
             # value in [brackets] as the question says (a refused '3' stayed, and was sent
-            # again: a newcomer); a longer one (a list of times, of cards) is kept to mend.
-            return len(text.split()) <= 1
+            # again: a newcomer); a longer one (a list of times, a file) is kept to mend.
+            return len(text.strip()) <= 3
         self.status = None if form.notice is None else ("info", form.notice)
         if form.step == "done":
             self.form = None

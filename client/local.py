@@ -706,7 +706,11 @@ def main(argv: list[str] | None = None) -> int:
         print("make play: --bots must be between 0 and 7", file=sys.stderr)
         return 2
     store = StateDir(os.environ.get("CONJURE_STATE_DIR") or None)
-    held = hold_state_dir(store)
+    try:
+        held = hold_state_dir(store)
+    except OSError as exc:
+        print(f"make play: cannot use the state directory {store.path}: {exc}", file=sys.stderr)
+        return 1
     if held is None:
         said = (
             f"make play: another make play is running with the state directory {store.path}, "
@@ -833,9 +837,12 @@ def hold_state_dir(store: StateDir) -> int | None:
     fd = os.open(store.path / PLAY_LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except BlockingIOError:  # held: any other failure is the folder's, and said as such
         os.close(fd)
         return None
+    except OSError:
+        os.close(fd)
+        raise
     return fd
 
 

@@ -191,7 +191,7 @@ class Prompts(TableState):
             if self.join_field == "watch":
                 return "Enter watches the game here, Ctrl-Q quits: "
             if self.watch_instead is not None:
-                return "Enter tries again, w watches meanwhile, Ctrl-Q quits: "
+                return "Enter tries again, w watches instead, Ctrl-Q quits: "
             return "Enter tries again, Ctrl-Q quits: "
         if not self.name and not self.spectator and not self.token:
             return "Your name: "

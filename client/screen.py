@@ -837,7 +837,7 @@ def join_rows(session: Session, width: int = 80) -> list[Row]:
             "password": "Type the room's password at the prompt (the host knows it).",
             "name": "Type another name at the prompt.",
             "again": "Press Enter to try again."
-            + (" Or w and Enter to watch the game meanwhile." if session.watch_instead else ""),
+            + (" Or w and Enter to watch the game instead." if session.watch_instead else ""),
             "watch": "Press Enter to watch it here (or type another room's code).",
         }[field]
         out += _rows("class:dim", ask + " Ctrl-Q quits.", width, 1, "  ", "    ")

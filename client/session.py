@@ -48,6 +48,7 @@ from conjure.protocol.messages import (
     Chat,
     ClientMsg,
     CreateRoom,
+    EarlierChat,
     Error,
     JoinRoom,
     Receipt,
@@ -194,6 +195,8 @@ class Session(Inputs):
         self._held: str | None = None  # a line typed before a y/n question, kept aside
         #: The command that watches the room whose game started without this player.
         self.watch_instead: str | None = None
+        self.watching_instead = False
+        self.paused_on_quit = False
         self._auto_card: Overlay | None = None  # the results card that opened by itself
         self._talk_of: str | None = None  # the room whose table talk the feed holds
 
@@ -305,6 +308,7 @@ class Session(Inputs):
         self.connected = False
         self.joined = False if self.ended is None else self.joined
         self.retry_at = None
+        self.back_unasked = None  # (an r now is the one the screen asks for again)
         self.gave_up = reason
         self.retry = trio.Event()
         self.banner = f"cannot reach {self.server}" + (f" ({reason})" if reason else "")
@@ -408,9 +412,11 @@ class Session(Inputs):
             self.server_name = msg.server
 
     def _joined_now(self) -> None:
-        """A join went through: the refusal and its question are over."""
+        """A join went through: the refusal and its question are over, and so is an offer to
+        watch instead (kept, a seat's later refusal offered it: found by review)."""
         self.join_error = None
         self.join_field = None
+        self.watch_instead = None
         if self.status is not None and self.status[0] == "error":
             self.status = None
 
@@ -449,8 +455,13 @@ class Session(Inputs):
         if not self.joined and self.joining is not None:
             how = self.joining
             self.joining = None
+            if how == "watch" and self.watching_instead:
+                # Watching was this player's way in, not their wish (the room takes no
+                # spectators, say): a code typed next is a room to sit in (found by review).
+                self.spectator = self.watching_instead = False
             if how == "resume" and msg.code in TRY_LATER:
                 # Refused for now, not for good: the saved seat stays, for Enter to try again.
+                self.watch_instead = None  # (a seat of one's own is not given up for a look)
                 self._join_refused(text, "again")
                 return
             if how == "resume":
@@ -499,6 +510,58 @@ class Session(Inputs):
                 return
         self.refuse(text)
 
+    def _add_earlier(self, v: View, earlier: list[str], earlier_chat: list[EarlierChat]) -> None:
+        """A connection's first view from a room: the table talk and the chat before it, as the
+        room kept them (``Update.earlier``).
+
+        Back with an empty screen (a closed terminal, another machine), all of it. Back with
+        the feed kept (a connection lost and made again), what came after the last line this
+        client was told: it showed none, and a friend back after the host's restart was never
+        told "Hal resumed the game" (found by a newcomer). One's own comings and goings are no
+        news (seen: a newcomer read "Mira is away." as they sat down); the seat's name is the
+        one the room said them with.
+        """
+        me = next((p.name for p in v.players if p.seat == v.you), None)
+        own = (
+            {f"{me} is away.", f"{me} is back.", f"{me} created room {v.room}."}
+            if me is not None
+            else set()
+        )
+        # (no more than a server keeps: a bigger list is no server's, and took seconds)
+        lines = earlier[-EARLIER_LINES:]
+        chat = sorted(earlier_chat[-EARLIER_LINES:], key=lambda c: c.after)
+        if self._talk_of != v.room:
+            start = 0
+            # (a server keeps that many: a full list may have lost older ones)
+            cut = f" (the newest {EARLIER_LINES} lines)" if len(lines) == EARLIER_LINES else ""
+            heading = f"earlier in room {v.room}{cut}:"
+        else:
+            last = next((f.text for f in reversed(self.feed) if f.kind == "event"), None)
+            found = [i for i, line in enumerate(lines) if line == last]
+            if not found:
+                return  # nothing to place it after: what this client kept is all it knows
+            start = found[-1] + 1
+            heading = "while you were away:"
+        heard = {f.text for f in self.feed if f.kind == "chat"}
+        told: list[tuple[str, str]] = []
+        k = 0
+        for i, line in enumerate(lines):
+            while k < len(chat) and chat[k].after <= i:
+                if not start or chat[k].after >= start:
+                    told.append((chat_line(chat[k].name, chat[k].text), "chat"))
+                k += 1
+            if i >= start and line not in own:
+                told.append((line, "event"))
+        told += [
+            (chat_line(c.name, c.text), "chat") for c in chat[k:] if not start or c.after >= start
+        ]
+        if start:  # (chat said as the connection went may have reached it still)
+            told = [(text, kind) for text, kind in told if kind != "chat" or text not in heard]
+        if told:
+            self.add_feed(heading, "me")
+            for text, kind in told:
+                self.add_feed(text, kind)
+
     def _join_refused(self, text: str, field: JoinField) -> None:
         """Said once on the status line and shown with the field to change; not in the feed
         as well, where the same sentence read as a second refusal. The same refusal again
@@ -514,14 +577,10 @@ class Session(Inputs):
         """Watch the room this player could not sit in, on the same connection (offered when
         its game has started or it is full: ``JOIN_FIELD``)."""
         self.spectator = True
+        self.watching_instead = True
         self.token = None
         self.watch_instead = None
-        self.join_field = None
-        self.join_error = None
-        self.status = None
-        if self.connected:
-            for m in self.join_messages():
-                self.send(m)
+        self.join_again()
 
     def _on_update(self, msg: Update) -> None:
         old = self.view
@@ -542,36 +601,8 @@ class Session(Inputs):
         else:
             self.deadline_at = None
         quiet: set[str] = set()
-        if (msg.earlier or msg.earlier_chat) and self._talk_of != v.room:
-            # Back with an empty screen (a closed terminal, another machine): the table talk
-            # and the chat so far, as the room kept them. A client that kept its own feed has
-            # them already. One's own comings and goings are no news (seen: a newcomer read
-            # "Mira is away." as they sat down); the seat's name is the one the room said them
-            # with.
-            me = next((p.name for p in v.players if p.seat == v.you), None)
-            own = (
-                {f"{me} is away.", f"{me} is back.", f"{me} created room {v.room}."}
-                if me is not None
-                else set()
-            )
-            # (no more than a server keeps: a bigger list is no server's, and took seconds)
-            lines = msg.earlier[-EARLIER_LINES:]
-            chat = sorted(msg.earlier_chat[-EARLIER_LINES:], key=lambda c: c.after)
-            told: list[tuple[str, str]] = []
-            k = 0
-            for i, line in enumerate(lines):
-                while k < len(chat) and chat[k].after <= i:
-                    told.append((chat_line(chat[k].name, chat[k].text), "chat"))
-                    k += 1
-                if line not in own:
-                    told.append((line, "event"))
-            told += [(chat_line(c.name, c.text), "chat") for c in chat[k:]]
-            if told:
-                # (a server keeps that many: a full list may have lost older ones)
-                cut = f" (the newest {EARLIER_LINES} lines)" if len(lines) == EARLIER_LINES else ""
-                self.add_feed(f"earlier in room {v.room}{cut}:", "me")
-                for text, kind in told:
-                    self.add_feed(text, kind)
+        if msg.earlier or msg.earlier_chat:
+            self._add_earlier(v, msg.earlier, msg.earlier_chat)
         self._talk_of = v.room
         if self._first_seat is not None:
             seat, room, resumed = self._first_seat

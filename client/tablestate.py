@@ -112,6 +112,8 @@ class TableState:
     no_crystal_asked: tuple | None
     join_field: JoinField | None
     watch_instead: str | None  #: the command that watches a room one could not sit in
+    watching_instead: bool  #: watching because a seat was refused (``Session.watch_here``)
+    paused_on_quit: bool  #: this client paused its make play game as it quit
     draft: str | None
     overlay: Overlay | None
     _keys_ignored_until: float  #: see ``client.inputs.KEYS_PAUSE``
@@ -125,6 +127,15 @@ class TableState:
     def watch_here(self) -> None:
         """Watch the room one could not sit in (``client.session.Session`` says)."""
         raise NotImplementedError
+
+    def join_again(self) -> None:
+        """The join asked again, as it stands now: the refusal and its question are over."""
+        self.join_field = None
+        self.join_error = None
+        self.status = None
+        if self.connected:
+            for m in self.join_messages():
+                self.send(m)
 
     # ---------------------------------------------------------------- helpers
 

@@ -41,7 +41,7 @@ from conjure.protocol.names import skeleton
 from conjure.protocol.receiptsig import is_key
 from conjure.protocol.statedir import default_state_dir
 from conjure.protocol.text import describe, escape_unshown
-from conjure.protocol.wording import counted, signed, stars
+from conjure.protocol.wording import counted, names_list, signed, stars
 from conjure.protocol.words import normalize
 from conjure.server.audit_verify import (
     Audit,
@@ -392,7 +392,7 @@ def _summon_closed(a: Audit, r: RoundAudit, committed: set[int], clock: bool) ->
     )
     if not missing:
         return "the summon closed: every commitment in, reveals open"
-    names = " and ".join(a.name(x) for x in missing)
+    names = names_list([a.name(x) for x in missing])
     why = "its time ran out" if clock else "the summon closed"
     return f"{why} with no word from {names}: reveals open"
 
@@ -403,11 +403,12 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
     engines = _engine_votes(r)
     committed: set[int] = set()
     kind = None  # the command of the batch a step is in (logs of rules version 2 on)
+    batch = reveal_batch = -1  # the seq that starts that batch; the reveal phase's
     for s in r.steps:
         e = s.event
         at = since(s.record.ts, r.started)
         if s.record.cmd is not None:
-            kind = s.record.cmd.get("kind")
+            kind, batch = s.record.cmd.get("kind"), s.record.seq
         match e:
             case ev.CardChosen():
                 out.append(f"{at}  {a.name(e.seat)} chose {_card(a, e.card)}")
@@ -423,11 +424,14 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
                 out.append(f"{at}  {a.name(e.seat)} {how}")
                 committed.add(e.seat)
             case ev.PhaseStarted(phase="reveal"):
+                reveal_batch = batch
                 out.append(f"{at}  {_summon_closed(a, r, committed, kind == 'tick')}")
             case ev.Revealed():
                 out.append(f"{at}  {a.name(e.seat)} revealed (it stays hidden until all are in)")
             case ev.PhaseStarted(phase="review"):
-                ran_out = "the reveal's time ran out: " if kind == "tick" else ""
+                # (not when nobody committed: the reveal then opened and closed in one batch)
+                clocked = kind == "tick" and batch != reveal_batch
+                ran_out = "the reveal's time ran out: " if clocked else ""
                 out.append(f"{at}  {ran_out}the review opened")
             case ev.ProposalMade():
                 words = " and ".join(a.name(x) for x in e.seats)
@@ -481,30 +485,30 @@ def _points(a: Audit, points: dict[int, int]) -> str:
 def _look_alikes(a: Audit, g: Game | None) -> list[str]:
     """Summoning words that look the same and are not (a Cyrillic 'а' in 'aunt'): shown as
     they are, four 'aunt's were scored as if one player had written another word, and
-    nothing said why (found by an auditor's review). Each such pair, with the characters
-    that tell them apart."""
+    nothing said why (found by an auditor's review). One line for each such group of words,
+    with the characters that tell them apart."""
     words = g.round.published if g is not None and g.round is not None else None
     if not words:
         return []
-    out = []
-    seen: dict[str, tuple[int, str]] = {}  # skeleton -> the first seat with it, its normal form
+    groups: dict[str, dict[str, list[int]]] = {}  # skeleton -> normal form -> its seats
     for seat, word in words.items():
         normal = normalize(word)
-        key = skeleton(normal)
-        if key not in seen:
-            seen[key] = (seat, normal)
+        groups.setdefault(skeleton(normal), {}).setdefault(normal, []).append(seat)
+    out = []
+    for forms in groups.values():
+        if len(forms) < 2:
             continue
-        first, first_normal = seen[key]
-        if normal == first_normal:
-            continue
-        odd = sorted({ch for ch in normal + first_normal if not ch.isascii()})
+        shared = set.intersection(*(set(normal) for normal in forms))
+        odd = sorted({ch for normal in forms for ch in normal if ch not in shared})
+        odd = [ch for ch in odd if not ch.isascii()]
         if not odd:
             continue  # 'modern' and 'modem': two words, alike only to a machine's eye
+        said = [
+            f"{names_list([a.name(x) for x in seats])}'s {shown(repr(words[seats[0]]))}"
+            for seats in forms.values()
+        ]
         chars = ", ".join(describe(ch) for ch in odd[:3])
-        out.append(
-            f"{a.name(seat)}'s {shown(repr(word))} and {a.name(first)}'s "
-            f"{shown(repr(words[first]))} look alike but are different words ({chars})"
-        )
+        out.append(f"{' and '.join(said)} look alike but are different words ({chars})")
     return out
 
 

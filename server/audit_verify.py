@@ -322,6 +322,8 @@ def _odd_deck(start: ev.GameStarted) -> str | None:
 #: How long before a game's first record a deal its players' clients kept still counts as this
 #: game's (client and server clocks may differ a little; the deal closes within seconds).
 DEAL_WINDOW = 600.0
+#: How long after a game's first record a deal its players' clients kept still counts (clocks).
+DEAL_LAG = 60.0
 #: How long after a record a client may save the receipt for it: it saves it as the update
 #: reaches it, milliseconds later on a good link (``_nothing_of_this_game``).
 RECEIPT_LAG = 60.0
@@ -361,7 +363,7 @@ def check_kept_deals(a: Audit, state_dir: Path, reads: ReceiptReads) -> None:
         if kept.get("room") != start.room:
             continue
         at = kept.get("saved_at")
-        if not isinstance(at, (int, float)) or not began - DEAL_WINDOW <= at <= began + 60:
+        if not isinstance(at, (int, float)) or not began - DEAL_WINDOW <= at <= began + DEAL_LAG:
             continue
         ours.append(kept)
     if not ours:

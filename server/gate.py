@@ -71,18 +71,17 @@ class Bucket:
         """Take ``n`` tokens (at most a burst's): 0.0 if they were there, else the seconds until
         they will be."""
         n = min(n, self.burst)
+        wait = self.wait(now, n)
+        if not wait:
+            self.tokens -= n
+        return wait
+
+    def wait(self, now: float, n: float = 1) -> float:
+        """Seconds until ``n`` tokens are there (0.0: they are), taking none."""
         self._refill(now)
         if self.tokens >= n:
-            self.tokens -= n
             return 0.0
         return (n - self.tokens) / self.rate if self.rate > 0 else 1.0
-
-    def wait(self, now: float) -> float:
-        """Seconds until a token is there (0.0: one is), taking none."""
-        self._refill(now)
-        if self.tokens >= 1:
-            return 0.0
-        return (1 - self.tokens) / self.rate if self.rate > 0 else 1.0
 
     def spend(self, now: float, n: int) -> float:
         """Spend ``n`` tokens even into debt (they were used already): 0.0 if there were enough,

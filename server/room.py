@@ -962,7 +962,8 @@ class Room:
             # seat, nor a whole view to the host, again and again (both found by review).
             return
         try:
-            self._spend_whole_views(conn)
+            cards = lobby.settings.custom_cards != before.custom_cards
+            self._spend_whole_views(conn, everyone=cards)
         except Refusal:
             lobby.settings = before  # refused: nothing changed
             raise
@@ -1477,15 +1478,16 @@ class Room:
 
     # ------------------------------------------------------------------ sending
 
-    def _spend_whole_views(self, conn: Viewer) -> None:
+    def _spend_whole_views(self, conn: Viewer, everyone: bool = False) -> None:
         """A lobby change from ``conn`` is about to be told: the whole views it sends (one to
-        each seat's connection that takes no patches, one at least; the spectators' are
-        coalesced) spend its address's budget, or raise the refusal before anything changed.
-        Why: a host swapping two seats back and forth at the message rate sent 22 MB a second
-        of views with 200 custom cards to one address's lobbies (found by an attacker's
-        review)."""
+        each member that takes no patches, spectators too, one at least; to every member when
+        ``everyone``: a change of the custom cards is a patch as big as a view) spend its
+        address's budget, or raise the refusal before anything changed. Why: a host swapping
+        two seats back and forth at the message rate sent 22 MB a second of views with 200
+        custom cards to one address's lobbies (found by an attacker's review)."""
         if self._on_whole_views is not None:
-            n = sum(1 for c in self.conns.values() if not c.patches)
+            members = [*self.conns.values(), *self.watchers]
+            n = len(members) if everyone else sum(1 for c in members if not c.patches)
             self._on_whole_views(conn, max(1, n))
 
     def table(self) -> Table:

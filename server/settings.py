@@ -34,7 +34,7 @@ HELP: dict[str, str] = {
     "guess_rate": "wrong room codes and passwords per second from one address",
     "guess_burst": "wrong room codes and passwords one address may send in a burst",
     "view_rate": "whole views per second one address may ask for again (resync) or cause (lobby changes)",
-    "view_burst": "whole views one address may ask for again in a burst",
+    "view_burst": "whole views one address may ask for again or cause in a burst",
     "rooms_per_minute": "rooms one address may create in a minute",
     "max_rooms_per_address": "live rooms created by one address",
     "max_connections": "connections to the whole server",

@@ -295,6 +295,18 @@ def test_a_summon_closed_by_its_clock_says_whose_word_is_missing(tmp_path, capsy
     assert replay(str(path), "--events") == 0
     (went,) = [x for x in capsys.readouterr().out.splitlines() if "presence_changed" in x]
     assert went.split()[3:] == ["Dee", "went", "away"] and "PresenceChanged" not in went
+    # Nobody committed: the reveal opened and closed in one batch, and had no time to run out
+    t = RecordingTable(4)
+    t.choose(0)
+    t.spell_by({"Ann": "wing", "Bob": "engine", "Cy": "sky", "Dee": "wheel"})
+    t.mark("Ann", "Bob")
+    t.timeout()
+    none = tmp_path / "none.jsonl"
+    write_log(none, t.decisions)
+    assert replay(str(none), "--round", "1") == 0
+    out = capsys.readouterr().out
+    assert "with no word from Ann, Bob, Cy and Dee" in out
+    assert "the reveal's time ran out" not in out and "the review opened" in out
 
 
 def test_summoning_words_that_only_look_the_same_are_said_to_differ(tmp_path, capsys):
@@ -306,14 +318,14 @@ def test_summoning_words_that_only_look_the_same_are_said_to_differ(tmp_path, ca
     t.choose(0)
     t.spell_by({"Ann": "wing", "Bob": "engine", "Cy": "sky", "Dee": "wheel"})
     t.mark("Ann", "Bob")
-    t.summon({"Ann": "aunt", "Bob": "\u0430unt", "Cy": "modern", "Dee": "modem"})
+    t.summon({"Ann": "\u0430unt", "Bob": "aunt", "Cy": "aunt", "Dee": "modem"})
     t.done()
     path = tmp_path / "g.jsonl"
     write_log(path, t.decisions)
     assert replay(str(path), "--round", "1") == 0
     (line,) = [x for x in capsys.readouterr().out.splitlines() if "look alike" in x]
-    assert line.strip() == (
-        "Bob's '\u0430unt' and Ann's 'aunt' look alike but are different words "
+    assert line.strip() == (  # one line, the odd one first seated or not
+        "Ann's '\u0430unt' and Bob and Cy's 'aunt' look alike but are different words "
         "(U+0430 CYRILLIC SMALL LETTER A)"
     )
 

@@ -45,6 +45,7 @@ from conjure.protocol.messages import (
     ProposalView,
     Receipt,
     ResultView,
+    ResumeSeat,
     ReviewDone,
     RoomSettings,
     Seated,
@@ -327,6 +328,12 @@ def test_an_r_just_after_the_connection_came_back_by_itself_is_the_retry_key(tmp
     s.on_disconnected("reset", 1.0)
     s.on_connected()  # an ordinary reconnection: nothing was offered
     assert not s.late_retry_key()
+    s.on_gave_up("connection refused")
+    s.on_connected()  # by itself ...
+    s.on_gave_up("connection refused")  # ... and gone again: an r now is the one asked for
+    assert not s.late_retry_key()
+    s.key("r")
+    assert s.retry.is_set()
 
 
 def test_a_goodbye_too_long_for_the_status_row_is_cut_between_its_clauses(tmp_path):
@@ -942,6 +949,7 @@ def test_a_refused_one_word_answer_in_the_settings_form_is_let_go_of(tmp_path):
     assert s.submit("3") is True and s.status is not None and s.status[0] == "warn"
     assert s.prompt().startswith("Variant:")  # asked again, the line empty
     assert s.submit("dark magic please") is False  # kept
+    assert s.submit("90,6o") is False  # (a list typed with commas is kept too, to mend)
     assert s.submit("") and not s.prompt().startswith("Variant:")  # Enter keeps [1]
 
 
@@ -979,6 +987,37 @@ def test_a_w_for_a_room_code_after_another_refusal_is_not_a_watch(tmp_path):
     assert s.join_field == "room" and s.watch_instead is None  # ... that is not there
     assert not s.submit("w") and not s.spectator
     assert sent[-1] == JoinRoom(room="WXYZ", name="Bob")
+
+
+def test_the_offer_to_watch_ends_once_seated_and_watching_instead_ends_with_its_refusal(
+    tmp_path,
+):
+    """Found by review: the offer outlived the join, so a seat's later refusal 'for now' took
+    'w' for a watch (the seat given up for a look); and a player watching instead, refused
+    by a room that takes no spectators, then typed a room to sit in and watched it."""
+    from conjure.client.session import TRY_LATER
+
+    s, sent = fresh(tmp_path, name="Bob", room="ABCD")
+    s.on_connected()
+    s.on_message(Error(code="room_full", message="The room is full (8 players)."))
+    s.submit("")  # tried again: a seat came free
+    s.on_message(Seated(room="ABCD", seat=7, player_id="p7", token="t" * 43))
+    assert s.watch_instead is None
+    s.on_disconnected("reset", 1.0)
+    assert s.on_connected() == [ResumeSeat(room="ABCD", token="t" * 43)]
+    s.on_message(Error(code=sorted(TRY_LATER)[0], message="Try again in a moment."))
+    assert s.join_field == "again" and s.prompt() == "Enter tries again, Ctrl-Q quits: "
+    s.submit("w")  # Enter tries again: the seat, not a look
+    assert not s.spectator and sent[-1] == ResumeSeat(room="ABCD", token="t" * 43)
+    late, sent = fresh(tmp_path / "late", name="Dee", room="ABCD")
+    late.on_connected()
+    late.on_message(STARTED)
+    late.submit("")  # watch instead ...
+    assert sent[-1] == Watch(room="ABCD")
+    late.on_message(Error(code="no_spectators", message="This room takes no spectators."))
+    assert not late.spectator and late.prompt() == "Room code to join (4 letters): "
+    late.submit("wxyz")  # ... a room to sit in, not to watch
+    assert sent[-1] == JoinRoom(room="WXYZ", name="Dee")
 
 
 def test_a_late_friend_who_was_offered_to_watch_is_asked_again_after_a_reconnection(tmp_path):

@@ -17,6 +17,7 @@ from conjure.protocol.messages import (
     CardView,
     CastVote,
     ChallengeWord,
+    Chat,
     ChooseCard,
     CommitSummon,
     CreateRoom,
@@ -720,7 +721,7 @@ def test_a_full_room_is_tried_again_with_enter_and_can_be_watched(tmp_path):
     assert s.on_connected() == [JoinRoom(room="ABCD", name="Ann")]
     s.on_message(Error(code="room_full", message="The room is full (8 players)."))
     assert s.join_field == "again"
-    assert s.prompt() == "Enter tries again, w watches meanwhile, Ctrl-Q quits: "
+    assert s.prompt() == "Enter tries again, w watches instead, Ctrl-Q quits: "
     assert s.watch_instead is not None and "--room ABCD" in s.watch_instead  # said on quitting
     s.submit("")
     assert sent[-1] == JoinRoom(room="ABCD", name="Ann")
@@ -1061,6 +1062,41 @@ def test_the_earlier_lines_say_when_older_ones_were_not_kept_and_leave_out_your_
     )
     chat = [f.text for f in other.feed if f.kind == "chat"]
     assert sorted(chat) == sorted(f"Bob: {i}" for i in range(120_000 - 40, 120_000))
+
+
+def test_back_with_the_feed_kept_the_lines_said_meanwhile_are_added(tmp_path):
+    """Found by a newcomer: a friend whose client kept its feed through a server restart was
+    never told "Hal resumed the game" (the room's earlier lines were shown only to a client
+    with an empty screen). What came after the last line it was told is added, once."""
+    s = Harness(tmp_path).session  # seat 0 is Ann's
+    s.on_message(Update(view=view("spell"), feed=["Bob wrote the spell word 'sea'."]))
+    s.on_message(Update(view=view("spell"), feed=[], earlier=["Bob wrote the spell word 'sea'."]))
+    before = [f.text for f in s.feed]
+    s.on_message(Chat(name="Bob", text="brb", seat=1))
+    meanwhile = ["Hal paused the game.", "The server restarted.", "Ann is back.", "Hal resumed."]
+    s.on_message(
+        Update(
+            view=view("spell"),
+            feed=[],
+            earlier=["Ann joined.", "Bob wrote the spell word 'sea'.", *meanwhile],
+            earlier_chat=[
+                EarlierChat(name="Bob", text="brb", seat=1, after=2),  # heard before it went
+                EarlierChat(name="Cat", text="back soon?", seat=2, after=4),
+            ],
+        )
+    )
+    added = [f.text for f in s.feed][len(before) + 1 :]
+    assert added == [
+        "while you were away:",
+        "Hal paused the game.",
+        "The server restarted.",
+        "Cat: back soon?",
+        "Hal resumed.",
+    ]  # not "Ann is back.": one's own, and not Bob's "brb" again
+    lost = Harness(tmp_path / "lost").session
+    lost.on_message(Update(view=view("spell"), feed=["A line the room no longer keeps."]))
+    lost.on_message(Update(view=view("spell"), feed=[], earlier=["Hal resumed."]))
+    assert "while you were away:" not in [f.text for f in lost.feed]  # nothing to place it after
 
 
 def test_back_in_a_game_the_feed_does_not_say_twice_that_you_are_back(tmp_path):

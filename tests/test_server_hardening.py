@@ -1260,7 +1260,7 @@ async def test_lobby_changes_spend_the_same_whole_views(start_server):
         for _ in range(10):  # no change sends nothing, and spends nothing
             await ann.send(m.SeatOrder(order=[0, 1, 2]))
         got = []
-        for _ in range(6):
+        for _ in range(7):  # (refused an odd number of times: a refusal must not swap them)
             await ann.send(m.SeatOrder(order=[1, 0, 2]))  # the first two seats change places
             answer = await ann.recv_until(
                 lambda x: (
@@ -1269,7 +1269,7 @@ async def test_lobby_changes_spend_the_same_whole_views(start_server):
                 )
             )
             got.append(answer.code if isinstance(answer, m.Error) else "changed")
-        assert got == ["changed"] * 2 + ["rate_limited"] * 4, got  # two whole views each
+        assert got == ["changed"] * 2 + ["rate_limited"] * 5, got  # two whole views each
         assert "lobby changes" in answer.message
         await ann.send(m.ChangeSettings(settings=RoomSettings(spectators=False)))
         await ann.expect_error("rate_limited")
@@ -1279,6 +1279,40 @@ async def test_lobby_changes_spend_the_same_whole_views(start_server):
         assert lobby is not None and lobby.settings.spectators  # the refused changed nothing
         assert [seat.name for seat in lobby.seats] == ["Ann", "Bob", "Cy"]  # swapped twice
         assert [p.name for p in bob.view.players] == ["Ann", "Bob", "Cy"]
+
+
+async def test_a_change_of_the_custom_cards_spends_a_view_for_every_member(start_server):
+    """Found by review: toggling the custom cards sent every seat a patch as big as a whole
+    view (and the spectators theirs), for one whole view spent."""
+    server = await start_server(view_rate=0.01, view_burst=4)
+    cards = [Card(text=f"A category number {i:03d}", stars=1) for i in range(5)]
+    async with (
+        open_client(server.url, "Ann", source=ATTACKER) as ann,
+        open_client(server.url, "Bob", source=HONEST) as bob,
+        open_client(server.url, "Spec", source=HONEST) as spec,
+    ):
+        code = await ann.create()
+        await bob.join(code)
+        await spec.watch(code)
+        for deck in (RoomSettings(deck="custom", custom_cards=cards), RoomSettings()):
+            await ann.send(m.ChangeSettings(settings=deck))  # three members: three views
+            answer = await ann.recv_until(
+                lambda x: (
+                    isinstance(x, m.Error)
+                    or (isinstance(x, m.Update) and "Ann changed the settings." in x.feed)
+                )
+            )
+            if deck.custom_cards:
+                assert isinstance(answer, m.Update)
+            else:  # one left: refused, and nothing changed
+                assert isinstance(answer, m.Error) and answer.code == "rate_limited"
+        lobby = server.rooms[code].lobby
+        assert lobby is not None and lobby.settings.deck == "custom"
+        await ann.send(m.ChangeSettings(settings=RoomSettings(deck="custom", custom_cards=cards,
+                                                             spectators=False)))  # fmt: skip
+        await ann.recv_until(
+            lambda x: isinstance(x, m.Update) and "Ann changed the settings." in x.feed
+        )  # not the cards: the one whole view left (all three take patches)
 
 
 async def test_a_refused_request_for_a_whole_view_spends_none(start_server):
