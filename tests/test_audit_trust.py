@@ -433,9 +433,9 @@ def test_the_records_after_the_newest_receipt_are_said_to_be_the_servers_word(tm
     assert code == 0 and not [x for x in lines if "covered by no receipt" in x]
 
 
-def test_a_state_directory_with_only_other_games_receipts_is_said_so(tmp_path, capsys):
-    """The players' receipts, kept under the id they were told, were skipped in silence, and
-    the report said no receipts were found (a log given a new game id)."""
+def other_games_receipt(tmp_path: Path) -> tuple[Path, Path, Any]:
+    """The sample game's log, Bob's state directory holding a receipt of game-7 in the same
+    room, and a function that dates it so many seconds after the log's last record."""
     from conjure.client.statefile import StateDir
 
     path = tmp_path / "game-1.jsonl"
@@ -444,7 +444,18 @@ def test_a_state_directory_with_only_other_games_receipts_is_said_so(tmp_path, c
     StateDir(bob).save_receipt("game-7", 3, "ab" * 32, server="ws://x:1", room="ABCD")
     receipt = bob / "receipts" / "game-7.json"
     doc = json.loads(receipt.read_text())
-    receipt.write_text(json.dumps(dict(doc, saved_at=records[-1].ts - 30)))  # during this game
+
+    def saved_at(after: float) -> None:
+        receipt.write_text(json.dumps(dict(doc, saved_at=records[-1].ts + after)))
+
+    return path, bob, saved_at
+
+
+def test_a_state_directory_with_only_other_games_receipts_is_said_so(tmp_path, capsys):
+    """The players' receipts, kept under the id they were told, were skipped in silence, and
+    the report said no receipts were found (a log given a new game id)."""
+    path, bob, saved_at = other_games_receipt(tmp_path)
+    saved_at(-30)  # during this game
     code, lines = lines_of(capsys, str(path), "--state-dir", str(bob))
     assert code == 0
     text = "\n".join(lines)
@@ -458,18 +469,11 @@ def test_a_state_directory_with_only_other_games_receipts_is_said_so(tmp_path, c
 def test_a_receipt_saved_as_the_game_ended_counts_as_during_it(tmp_path, capsys, after):
     """Found by an auditor's review: the warning above never came for a player who saw the
     game's end, as a client saves its receipt just after the record it is for (a few ms)."""
-    from conjure.client.statefile import StateDir
-
-    path = tmp_path / "game-1.jsonl"
-    records = write_records(path, as_batches(sample_game().decisions))
-    bob = tmp_path / "from-bob"
-    StateDir(bob).save_receipt("game-7", 3, "ab" * 32, server="ws://x:1", room="ABCD")
-    receipt = bob / "receipts" / "game-7.json"
-    doc = json.loads(receipt.read_text())
-    receipt.write_text(json.dumps(dict(doc, saved_at=records[-1].ts + after)))
+    path, bob, saved_at = other_games_receipt(tmp_path)
+    saved_at(after)
     code, lines = lines_of(capsys, str(path), "--state-dir", str(bob))
     assert code == 0 and "if the two clocks agree" in "\n".join(lines)
-    receipt.write_text(json.dumps(dict(doc, saved_at=records[-1].ts + 3600)))  # a later game
+    saved_at(3600)  # a later game
     code, lines = lines_of(capsys, str(path), "--state-dir", str(bob))
     assert code == 0 and "if the two clocks agree" not in "\n".join(lines)
 
