@@ -482,6 +482,11 @@ def _points(a: Audit, points: dict[int, int]) -> str:
     return ", ".join(f"{a.name(s)} {signed(p)}" for s, p in points.items()) or "no points"
 
 
+#: Characters a look-alike line never names: two words alike only in these (``'modern'``,
+#: ``'modem'``) are two words to anyone's eye.
+ASCII = frozenset(chr(i) for i in range(128))
+
+
 def _look_alikes(a: Audit, g: Game | None) -> list[str]:
     """Summoning words that look the same and are not (a Cyrillic 'а' in 'aunt'): shown as
     they are, four 'aunt's were scored as if one player had written another word, and
@@ -499,10 +504,9 @@ def _look_alikes(a: Audit, g: Game | None) -> list[str]:
         if len(forms) < 2:
             continue
         shared = set.intersection(*(set(normal) for normal in forms))
-        odd = sorted({ch for normal in forms for ch in normal if ch not in shared})
-        odd = [ch for ch in odd if not ch.isascii()]
+        odd = sorted({ch for normal in forms for ch in normal if ch not in shared | ASCII})
         if not odd:
-            continue  # 'modern' and 'modem': two words, alike only to a machine's eye
+            continue
         said = [
             f"{names_list([a.name(x) for x in seats])}'s {shown(repr(words[seats[0]]))}"
             for seats in forms.values()

@@ -362,10 +362,9 @@ class AddressBook:
         self, host: str, what: str = "whole views asked for", n: int = 1
     ) -> None:
         """Take ``n`` of ``host``'s whole views (one asked for again), or raise the refusal. A
-        lobby change (``what``) takes one for each seat it sends a whole view (those that take
-        no patches): swapping two seats back and forth at the message rate sent 22 MB a second
-        of views with 200 custom cards to one address's lobbies (found by an attacker's
-        review)."""
+        lobby change (``what``) takes as many as it sends (``Room._spend_whole_views`` counts
+        them): swapping two seats back and forth at the message rate sent 22 MB a second of
+        views with 200 custom cards to one address's lobbies (found by an attacker's review)."""
         cfg = self.config
         now = self._now()
         bucket = bucket_for(self._views, address_key(host), now, cfg.view_rate, cfg.view_burst)

@@ -333,7 +333,7 @@ class Room:
         self._presence_owed: set[int] = set()
         # A game resumed after a restart: nobody is connected any more.
         restarted = game is not None and not game.over
-        if game is not None and restarted:
+        if game is not None and restarted:  # (both: the checker narrows ``game`` on the first)
             self._presence = {
                 p.seat: False
                 for p in game.setup.players
@@ -961,8 +961,8 @@ class Room:
             # Nothing changed, and nobody is sent a thing: not an update with no news to every
             # seat, nor a whole view to the host, again and again (both found by review).
             return
+        cards = lobby.settings.custom_cards != before.custom_cards
         try:
-            cards = lobby.settings.custom_cards != before.custom_cards
             self._spend_whole_views(conn, everyone=cards)
         except Refusal:
             lobby.settings = before  # refused: nothing changed
