@@ -91,6 +91,7 @@ NOBODY_VOTES = (  # (rule V1; its id meant nothing on a player's screen: a newco
 #: passes the host on to a player who is there).
 HOST_QUITS = "You host this game: the others will play on with a new host. Quit? y/n: "
 KEYS_IGNORED = "(The keys right after it did nothing: type again.)"
+RECONNECTING_KEPT = "Reconnecting: your text is kept; Enter sends it once you are back."
 
 
 def keys_ignored(said: str) -> str:
@@ -831,9 +832,11 @@ class Inputs(Prompts):
             if move is not None and move[0] is not None:  # (Enter alone said nothing: seen)
                 raise Refused(f"Type {move[0]} first, then Enter: Enter alone sends nothing.")
             return False
-        if self.spectator and self.joined:
+        if self.spectator and (self.joined or self.coming_back()):
             # Let go of: kept, the next text was added to it ("hello/say hi": a newcomer).
             raise RefusedCleared("You are watching: spectators do not play, so nothing was sent.")
+        if self.coming_back():  # (it said "Not in a room yet" to a player in a game)
+            raise Refused(RECONNECTING_KEPT)
         if v is None or me is None or not self.joined:
             raise Refused("Not in a room yet: your text is kept.")
         if v.paused:

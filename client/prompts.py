@@ -410,6 +410,9 @@ class Prompts(TableState):
             parts.append("PgUp/PgDn scroll")
         elif self.gave_up is not None:
             parts.append("r try again")
+        elif self.coming_back():
+            pass  # Enter sends nothing until the room is back ("Enter send": a spectator's key
+            # line while reconnecting, where nothing a spectator types is ever sent)
         elif self.wants_keys() and v is not None:
             if v.phase == "mark":
                 parts.append(f"{span([p.seat + 1 for p in self.markable()])} toggle")

@@ -137,6 +137,18 @@ class TableState:
             for m in self.join_messages():
                 self.send(m)
 
+    def coming_back(self) -> bool:
+        """Whether the connection to the room this client was in is down, or up and not yet
+        in the room again, and the client is making it again by itself (not given up, not
+        said goodbye to for good)."""
+        return (
+            self.joined_once
+            and not self.joined
+            and self.ended is None
+            and self.gave_up is None
+            and self.join_field is None
+        )
+
     # ---------------------------------------------------------------- helpers
 
     def send(self, msg: ClientMsg) -> None:

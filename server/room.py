@@ -191,6 +191,13 @@ PAUSED_SHUTDOWN_BYE = (
     " host resumes it"
 )
 
+
+def watchers_words(reason: str) -> str:
+    """A goodbye to the table, as a spectator reads it: the game is not theirs (a spectator
+    was told "your game is saved" as the server stopped)."""
+    return reason.replace("your game", "the game")
+
+
 #: A step of the wall clock larger than this (seconds) is not time the room's own waits lasted.
 CLOCK_STEP = 2.0
 
@@ -1711,8 +1718,9 @@ class Room:
 
     def _close_all(self, reason: str, code: int) -> None:
         for conn in list(self.members.everyone()):
+            words = watchers_words(reason) if conn.spectator else reason
             Members.unbind(conn)
-            conn.close(reason, code)
+            conn.close(words, code)
         self.conns.clear()
         self.watchers.clear()
 

@@ -59,6 +59,8 @@ SHUTDOWN_BYE = (
     "the server is shutting down; your game is saved and goes on when it is back (its clock keeps"
     " running meanwhile)"
 )
+#: To a connection in no room: it has no game to be told of.
+SHUTDOWN_BYE_NO_ROOM = "the server is shutting down"
 log = logging.getLogger("conjure.server")
 
 #: Messages whose outcome decides where this connection's next message goes (its room): the
@@ -179,7 +181,7 @@ class GameServer:
                         room.submit(Stop(SHUTDOWN_BYE))
                     rooms.cancel_scope.deadline = trio.current_time() + cfg.shutdown_grace
                 for conn in list(self.connections):
-                    conn.close(SHUTDOWN_BYE, CLOSE_GOING_AWAY)
+                    conn.close(SHUTDOWN_BYE_NO_ROOM, CLOSE_GOING_AWAY)
                 conns.cancel_scope.deadline = trio.current_time() + cfg.shutdown_grace
         finally:
             for resumed in self.report.resumed:  # writers of rooms that never ran (closing twice

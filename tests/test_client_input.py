@@ -19,7 +19,13 @@ from screencheck import problems
 from test_client_session import Harness, players, spells, view
 
 from conjure.client import screen
-from conjure.client.inputs import CHOOSE_SEEN, HOST_QUITS, SETTINGS_FOR_CREATE, pasted_line
+from conjure.client.inputs import (
+    CHOOSE_SEEN,
+    HOST_QUITS,
+    RECONNECTING_KEPT,
+    SETTINGS_FOR_CREATE,
+    pasted_line,
+)
 from conjure.client.session import CHAT_BACK, Session, parse_card
 from conjure.client.statefile import StateDir
 from conjure.client.tablestate import status_rows
@@ -2132,3 +2138,33 @@ def test_a_line_typed_before_a_yes_no_question_waits_aside_until_it_is_answered(
     assert s.quit_question is None
     assert s.settle_input("") == "cot"  # given back, whole
     assert s.settle_input("cot") is None
+
+
+def test_while_reconnecting_enter_sends_nothing_and_says_the_text_waits(tmp_path):
+    """Found by review: while the client came back, the key line said "Enter send" (to a
+    spectator too, who never sends a line) and Enter said "Not in a room yet" to a player in
+    the middle of a game."""
+    h = Harness(tmp_path)
+    s = h.session
+    s.on_message(Seated(room="ABCD", seat=0, player_id="p0", token="t" * 43))
+    h.show(view("commit"))
+    assert "Enter send" in s.key_help(200)
+    s.on_disconnected("reset", 1.0)
+    assert "Enter send" not in s.key_help(200) and "^Q quit" in s.key_help(200)
+    assert s.submit("volcano") is False  # kept on the input line
+    assert s.status == ("warn", RECONNECTING_KEPT)
+    assert not any(isinstance(m, CommitSummon) for m in h.sent)
+    s.on_connected()
+    s.on_message(Seated(room="ABCD", seat=0, player_id="p0", token="t" * 43))
+    h.show(view("commit"))
+    assert s.settle_input("volcano") is None  # the same question: the text stays
+    assert "Enter send" in s.key_help(200)
+
+    w = Harness(tmp_path / "w", spectator=True, name=None)
+    ws = w.session
+    ws.on_message(Watching(room="ABCD"))
+    w.show(view("commit", you=None))
+    ws.on_disconnected("reset", 1.0)
+    assert "Enter send" not in ws.key_help(200)
+    assert ws.submit("hello") is True  # let go of, as while watching
+    assert ws.status is not None and "You are watching" in ws.status[1]

@@ -357,18 +357,26 @@ async def test_the_shutdown_goodbye_says_a_paused_game_stays_paused(start_server
     async with (
         open_table(server.url, ["Ann", "Bob", "Cy"], deck()) as paused,
         open_table(server.url, ["Dee", "Eve", "Fay"], deck()) as playing,
+        open_client(server.url, "Viv") as viv,
+        open_client(server.url, "Nobody") as nobody,
     ):
         await start_game(paused)
         await start_game(playing)
         await paused[0].send(m.PauseGame())
         await paused[1].wait_view(lambda v: v.paused)
+        await viv.watch(playing[0].room)
         await server.aclose()
-        for c in [*paused, *playing]:
+        for c in [*paused, *playing, viv, nobody]:
             await c.wait_closed()
         bye = {c.name: next(x.reason for x in c.received if isinstance(x, m.Bye)) for c in
-               [*paused, *playing]}  # fmt: skip
+               [*paused, *playing, viv, nobody]}  # fmt: skip
         assert all("stays paused" in bye[n] and "clock" not in bye[n] for n in ("Ann", "Bob"))
         assert all("clock keeps running" in bye[n] for n in ("Dee", "Eve", "Fay"))
+        assert "your game is saved" in bye["Dee"]
+        # A spectator's game is not theirs, and a connection in no room has none (both were
+        # told "your game is saved").
+        assert "the game is saved" in bye["Viv"] and "your" not in bye["Viv"]
+        assert bye["Nobody"] == "the server is shutting down"
 
 
 async def test_restart_resumes_an_unfinished_game(start_server, said):
