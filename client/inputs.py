@@ -29,6 +29,7 @@ from conjure.protocol.messages import (
     ChooseCard,
     ClientMsg,
     CommitSummon,
+    JoinRoom,
     KickPlayer,
     Leave,
     MarkBoards,
@@ -806,6 +807,13 @@ class Inputs(Prompts):
             if self.connected and not self.joined:
                 for m in self.join_messages():
                     self.send(m)
+            return True
+        if self.seat_offered():
+            if stripped:
+                raise RefusedCleared("Enter alone takes the free seat: nothing was sent.")
+            self.joining = "join"
+            self.send(JoinRoom(room=self.room or "", name=self.name or "", password=self.password))
+            self.say("info", "Taking the free seat…")
             return True
         if self.wants_keys():
             if self.sub and self.sub[0] == "vote" and len(self.sub) == 3:

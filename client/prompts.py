@@ -22,6 +22,9 @@ WAITING = " › "
 #: The questions that ask this player nothing (:meth:`Prompts.prompt_owner`).
 NOT_ASKED = frozenset({"wait", "watch", "skipped", "out", "over"})
 
+#: The prompt of one who watches a full lobby instead, once a seat is free there.
+SEAT_FREE = "A seat is free: Enter takes it, Ctrl-Q quits: "
+
 #: What a question of the player's own asks, by its owner (:meth:`Prompts.prompt_owner`), as
 #: a card over the table names it: the card must not hide a turn whose clock runs.
 TURNS = {
@@ -121,6 +124,8 @@ class Prompts(TableState):
         v = self.view
         if v is None or not self.joined or v.paused:
             return None
+        if self.seat_offered():
+            return ("seat",)
         if self.spectator or v.you is None:
             return ("watch",)
         me = self.me
@@ -202,6 +207,8 @@ class Prompts(TableState):
             if not self.connected:
                 return "connecting… "
             return f"joining room {self.room}, one moment… " if self.room else "creating the room… "
+        if self.seat_offered():
+            return SEAT_FREE
         if self.spectator or v.you is None:
             return "watching: " + self.waiting_text() + WAITING
         me = self.me
@@ -410,6 +417,8 @@ class Prompts(TableState):
             parts.append("PgUp/PgDn scroll")
         elif self.gave_up is not None:
             parts.append("r try again")
+        elif self.seat_offered():
+            parts.append("Enter take the seat")
         elif self.coming_back():
             pass  # Enter sends nothing until the room is back ("Enter send": a spectator's key
             # line while reconnecting, where nothing a spectator types is ever sent)

@@ -422,6 +422,9 @@ class Session(Inputs):
 
     def _on_seated(self, msg: Seated) -> None:
         first = not self.joined_once
+        if self.spectator:  # a free seat taken in the lobby it watched (``seat_offered``)
+            self.spectator = self.watching_instead = False
+            self.add_feed(f"you took board {msg.seat + 1} in room {msg.room}", "me")
         self.joined = True
         self.joined_once = True
         how = self.joining
@@ -452,6 +455,8 @@ class Session(Inputs):
 
     def _on_error(self, msg: Error) -> None:
         text = msg.message.strip() or msg.code.replace("_", " ")
+        if self.joined and self.joining == "join":  # a free seat, taken by another first:
+            self.joining = None  # the spectator watches on (``seat_offered``)
         if not self.joined and self.joining is not None:
             how = self.joining
             self.joining = None

@@ -16,7 +16,7 @@ import trio
 
 from conjure.client.statefile import StateDir
 from conjure.client.textfit import shorten, wrap
-from conjure.protocol.counts import crystal_range
+from conjure.protocol.counts import MAX_PLAYERS, crystal_range
 from conjure.protocol.events import RULE_TEXT, Rule, is_rule
 from conjure.protocol.messages import ClientMsg, PlayerView, ProposalView, RoomSettings, View
 
@@ -147,6 +147,20 @@ class TableState:
             and self.ended is None
             and self.gave_up is None
             and self.join_field is None
+        )
+
+    def seat_offered(self) -> bool:
+        """Whether a seat came free in the lobby this client watches because it was full
+        (``watching_instead``): Enter takes it, on the same connection."""
+        v = self.view
+        return (
+            self.spectator
+            and self.watching_instead
+            and self.joined
+            and bool(self.name)
+            and v is not None
+            and v.phase == "lobby"
+            and len(v.players) < MAX_PLAYERS
         )
 
     # ---------------------------------------------------------------- helpers

@@ -87,6 +87,7 @@ class Members:
             self.unbind(old)
             old.close("replaced by a new connection")
         self.conns[player_id] = conn
+        self.watchers.discard(conn)  # (a spectator of the lobby who took a seat that came free)
         if conn.computer != (player_id in self.computers):
             self.computers ^= {player_id}
         conn.room = room

@@ -838,7 +838,11 @@ class Room:
             raise
 
     def _join(self, conn: Viewer, msg: m.JoinRoom) -> None:
-        self._not_member(conn)
+        # A spectator of this room's lobby may take a seat that came free (one who found the
+        # room full watched instead, and could only quit and join again to play).
+        watching = conn.spectator and conn.room is self
+        if not watching:
+            self._not_member(conn)
         if self.lobby is None:
             raise Refusal(
                 "already_started",
@@ -851,6 +855,8 @@ class Room:
         assert i is not None
         conn.send(m.Seated(room=self.code, seat=i, player_id=seat.id, token=token))
         self._announce(conn, f"{seat.name} joined.", arrived=True)
+        if watching:
+            self._viewers_changed()  # one spectator fewer
 
     def _resume(self, conn: Viewer, msg: m.ResumeSeat) -> None:
         pid: str | None = None

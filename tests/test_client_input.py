@@ -26,6 +26,7 @@ from conjure.client.inputs import (
     SETTINGS_FOR_CREATE,
     pasted_line,
 )
+from conjure.client.prompts import SEAT_FREE
 from conjure.client.session import CHAT_BACK, Session, parse_card
 from conjure.client.statefile import StateDir
 from conjure.client.tablestate import status_rows
@@ -2168,3 +2169,50 @@ def test_while_reconnecting_enter_sends_nothing_and_says_the_text_waits(tmp_path
     assert "Enter send" not in ws.key_help(200)
     assert ws.submit("hello") is True  # let go of, as while watching
     assert ws.status is not None and "You are watching" in ws.status[1]
+
+
+def lobby_of(n: int, you: int | None = None) -> View:
+    """A lobby of ``n`` seats (more than the four the helpers name)."""
+    seats = [
+        PlayerView(
+            seat=i,
+            id=f"p{i}",
+            name=f"P{i}",
+            colour=i % 8,
+            connected=True,
+            you=i == you,
+            host=i == 0,
+        )
+        for i in range(n)
+    ]
+    return view("lobby", round=0, you=you, players=seats, game_id=None)
+
+
+def test_one_who_watches_a_full_lobby_instead_is_offered_a_seat_that_comes_free(tmp_path):
+    """They could only quit and join again when a seat came free: now Enter takes it."""
+    s, sent = fresh(tmp_path, name="Viv", room="ABCD")
+    s.on_connected()
+    s.on_message(Error(code="room_full", message="The room is full (8 players)."))
+    s.submit("w")
+    assert sent[-1] == Watch(room="ABCD")
+    s.on_message(Watching(room="ABCD"))
+    s.on_message(Update(view=lobby_of(8), feed=[]))
+    assert s.prompt().startswith("watching") and "take the seat" not in s.key_help(200)
+    s.on_message(Update(view=lobby_of(7), feed=["P7 left."]))
+    assert s.prompt() == SEAT_FREE and "Enter take the seat" in s.key_help(200)
+    assert s.submit("hello") is True and not isinstance(sent[-1], JoinRoom)  # let go of
+    assert s.submit("") and sent[-1] == JoinRoom(room="ABCD", name="Viv")
+    # Another took it first: still watching, told why, and offered again when one frees.
+    s.on_message(Error(code="room_full", message="The room is full (8 players)."))
+    assert s.spectator and s.status is not None and "full" in s.status[1]
+    s.on_message(Update(view=lobby_of(8), feed=[]))
+    assert s.prompt().startswith("watching")
+    s.on_message(Update(view=lobby_of(7), feed=[]))
+    assert s.submit("") and sent[-1] == JoinRoom(room="ABCD", name="Viv")
+    s.on_message(Seated(room="ABCD", seat=7, player_id="p7", token="t" * 43))
+    s.on_message(Update(view=lobby_of(8, you=7), feed=["Viv joined."]))
+    assert not s.spectator and not s.watching_instead and s.token == "t" * 43
+    assert s.prompt() != SEAT_FREE and "/say chat" in s.key_help(200)
+    assert any("you took board 8" in line.text for line in s.feed)
+    s.on_disconnected("reset", 1.0)
+    assert s.on_connected() == [ResumeSeat(room="ABCD", token="t" * 43)]  # a seat, not a look

@@ -381,5 +381,33 @@ async def test_a_friend_who_comes_late_watches_with_enter(server_url, tmp_path):
         term.kill()
 
 
+async def test_one_who_watches_a_full_room_takes_a_seat_that_comes_free(server_url, tmp_path):
+    """A friend who found the room full and watched instead could only quit and join again
+    when someone left: the seat is offered on the same screen, and Enter takes it."""
+    needs_tmux()
+    url, _ = server_url
+    names = [f"P{i}" for i in range(8)]
+    term = Term(tmp_path, words=[*names, "Viv"])
+    try:
+        async with open_table(url, names) as table:
+            room = table[0].room
+            assert room is not None
+            term.start(play(url, tmp_path / "viv", "--room", room.lower(), "--name", "Viv"))
+            await term.wait("w watches instead")
+            term.line("w")
+            await term.wait("watching:", "P7")
+            await table[7].send(m.Leave())
+            screen = await term.wait("A seat is free: Enter takes it")
+            assert "Enter take the seat" in screen
+            term.keys("Enter")
+            screen = await term.wait("you took board 8", "Waiting for P0 to start")
+            assert "watching:" not in screen
+            await table[0].wait_view(lambda v: v.spectators == 0 and v.players[-1].name == "Viv")
+            term.keys("C-q")
+            assert await term.exited() == 0
+    finally:
+        term.kill()
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))

@@ -241,6 +241,32 @@ async def test_spectators_see_the_public_view_only(server):
         await ann.wait_view(lambda v: v.spectators == 0)
 
 
+async def test_a_spectator_of_a_full_lobby_takes_a_seat_that_comes_free(server):
+    """One who found the room full and watched instead could only quit and join again to
+    play when a seat came free: a spectator of the lobby may join it, on the same connection.
+    While it is still full, the join is refused and the spectator watches on."""
+    names = [f"P{i}" for i in range(8)]
+    async with open_table(server.url, names) as table, open_client(server.url, "Viv") as viv:
+        room = table[0].room
+        await viv.send(m.JoinRoom(room=room, name="Viv"))
+        await viv.expect_error("room_full")
+        await viv.watch(room)
+        await table[0].wait_view(lambda v: v.spectators == 1)
+        await viv.send(m.JoinRoom(room=room, name="Viv"))
+        await viv.expect_error("room_full")  # still full: still watching, nothing changed
+        await table[7].send(m.Leave())
+        await viv.wait_view(lambda v: len(v.players) == 7)
+        seated = await viv.join(room)
+        assert seated.seat == 7
+        v = await viv.wait_view(lambda v: v.you == 7)
+        assert [p.name for p in v.players][-1] == "Viv"
+        await table[0].wait_view(lambda v: v.spectators == 0 and len(v.players) == 8)
+        await viv.send(m.SendChat(text="I play now"))  # a seat's, not a spectator's, rights
+        await table[0].recv_until(lambda x: isinstance(x, m.Chat) and x.name == "Viv")
+        await viv.send(m.Watch(room=room))  # seated, it cannot watch its own room
+        await viv.expect_error("already_in_room")
+
+
 async def test_spectators_can_be_switched_off(server):
     async with (
         open_table(server.url, ["Ann", "Bob", "Cy"]) as (ann, _bob, _cy),
