@@ -54,6 +54,7 @@ from conjure.protocol.words import (
     contains_written,
     hidden_inside,
     is_known_noun,
+    made_of_written,
     normalize,
     same_word,
     shape_problem,
@@ -987,6 +988,9 @@ class Inputs(Prompts):
                 what = "is" if same_word(word, spell) else "contains"
                 whose = "your" if p.seat == v.you else f"{p.name}'s"
                 return f"Your word {what} '{spell}' ({whose} spell word): it would be invalid, -3."
+        if made_of := made_of_written(word, tuple(spell for _, spell in written)):
+            joined = " and ".join(f"'{written[i][1]}'" for i in dict.fromkeys(made_of))
+            return f"Your word is the spell words {joined} joined: it would be invalid, -3."
         for p, spell in written:
             if hidden_inside(word, spell):
                 whose = "your" if p.seat == v.you else f"{p.name}'s"

@@ -99,6 +99,7 @@ ErrorCode = Literal[
     "bad_seats",
     "bad_colours",
     "bad_deal",
+    "bad_rules",
     "unknown_command",
 ]
 

@@ -18,9 +18,17 @@ from conjure.protocol.structs import FrozenStruct, struct_tag
 #: commitment a skip drops, the reasons behind every point), and the log records, beside each batch,
 #: the command that produced it, so an audit re-decides every move (docs/LOG.md). Version 1 logs
 #: are still audited, by folding, not re-deciding (server.rules.legacy).
-RULES_VERSION = 2
-#: Rules versions this engine can audit (only the current one can be played on or resumed).
-AUDITABLE_RULES = (1, 2)
+#: Version 3 (docs/RULES.md, "Rules versions"): everyone matching needs the conjurer's word (P1),
+#: a word made of the round's spell words joined is invalid (C1), and a proposal made as the
+#: review's time runs out gives its voters time to vote (V7).
+RULES_VERSION = 3
+#: Rules versions this engine can audit.
+AUDITABLE_RULES = (1, 2, 3)
+#: Rules versions whose logs record the commands: each batch is decided again, by the rules of
+#: its own version, and an unfinished game of one plays on by them after a restart.
+DECIDED_RULES = (2, 3)
+#: The seconds a proposal's voters have at least, in rules version 3 on (V7).
+VOTE_TIME = 20.0
 
 Variant = Literal["standard", "dark-magic"]
 Phase = Literal["choose", "dark-commit", "spell", "mark", "commit", "reveal", "review", "over"]
@@ -210,6 +218,15 @@ class ProposalMade(Event, tag="proposal_made"):
     reopened: tuple[int, ...] | None = None
 
 
+class ReviewExtended(Event, tag="review_extended"):
+    """V7 (rules version 3 on): proposal ``proposal`` came with less than ``VOTE_TIME`` left of
+    the review, whose deadline moves to ``deadline`` so that its voters can vote."""
+
+    round: int
+    proposal: int
+    deadline: float
+
+
 class VoteCast(Event, tag="vote_cast"):
     round: int
     proposal: int
@@ -331,6 +348,7 @@ AnyEvent = (
     | Revealed
     | SummonsPublished
     | ProposalMade
+    | ReviewExtended
     | VoteCast
     | ProposalSettled
     | PlayerDone

@@ -59,6 +59,7 @@ __all__ = [
     "contains_written",
     "hidden_inside",
     "is_known_noun",
+    "made_of_written",
     "normalize",
     "same_word",
     "same_word_reason",
@@ -350,6 +351,49 @@ def _leftovers(token: str, spell: str) -> list[str]:
 def _closed_up(normal: str) -> str:
     """The text written as one word: "space ship" -> "spaceship"."""
     return "".join(_tokens(normal))
+
+
+@functools.lru_cache(maxsize=_MEMO)
+def made_of_written(summon: str, spells: tuple[str, ...]) -> tuple[int, ...]:
+    """The spell words (their indices in ``spells``, in the order they are joined) that the
+    summoning word is made of, two or more of them joined into one word, else ().
+
+    The rulebook's own example: "'Dog' and 'Fish' cannot summon 'Dogfish'" (C1, rules version
+    3 on). Spaces and hyphens do not count ("dog-fish", "dog fish"), nor a plural ("dogfishes"
+    is made of dog and fish, and "dogs" and "fish" make "dogfish"). One spell word alone is
+    :func:`contains_written`'s; one hidden beside a word that was not written, as in "carpet"
+    when only "car" was written, stays a hint (:func:`hidden_inside`).
+    """
+    normal = normalize(summon)
+    if not normal:
+        return ()
+    pieces: dict[str, int] = {}
+    for i, spell in enumerate(spells):
+        spell_n = normalize(spell)
+        if spell_n:
+            for form in {spell_n, *_normal_base_forms(spell_n)}:
+                pieces.setdefault(_closed_up(form), i)
+    pieces.pop("", None)
+    for whole in {_closed_up(f) for f in {normal, *_normal_base_forms(normal)}}:
+        found = _split_into(whole, pieces)
+        if found is not None and len(found) >= 2:
+            return found
+    return ()
+
+
+def _split_into(text: str, pieces: dict[str, int]) -> tuple[int, ...] | None:
+    """``text`` cut into pieces all of which are keys of ``pieces``: their values in order
+    (the split of most pieces is not sought: any will do), or None."""
+    ways: dict[int, tuple[int, ...]] = {0: ()}  # end of a prefix cut so far -> its pieces
+    for start in range(len(text)):
+        before = ways.get(start)
+        if before is None:
+            continue
+        for piece, i in pieces.items():
+            end = start + len(piece)
+            if end not in ways and text.startswith(piece, start):
+                ways[end] = (*before, i)
+    return ways.get(len(text))
 
 
 @functools.lru_cache(maxsize=_MEMO)

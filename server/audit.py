@@ -205,6 +205,11 @@ def summary(a: Audit, step: Step) -> str:
         case ev.RoundScored():
             pts = ", ".join(f"{n(s)} {signed(p)}" for s, p in e.points.items())
             return f"{rnd}{one_line(e.case)}; {pts}"
+        case ev.ReviewExtended():
+            return (
+                f"{rnd}the review runs until {clock(e.deadline)}, so that proposal "
+                f"{e.proposal + 1}'s voters can vote"
+            )
         case ev.RoundVoided():
             return f"{rnd}void: {one_line(e.reason)}"
         case ev.PlayerSkipped():
@@ -472,6 +477,11 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
                 out.append(f"{at}  {a.name(e.by)} resumed the game")
             case ev.SummonsPublished():
                 out.append(f"{at}  the summoning words were published together")
+            case ev.ReviewExtended():
+                out.append(
+                    f"{at}  proposal {e.proposal + 1} came as the review's time ran out: "
+                    f"it runs until {clock(e.deadline)}, so that its voters can vote (V7)"
+                )
             case ev.GameAbandoned():
                 idle = clock(e.idle_since)
                 out.append(f"{at}  the game was abandoned: nobody had been connected since {idle}")

@@ -42,7 +42,7 @@ import msgspec
 from conjure.protocol import events as ev
 from conjure.protocol.commitment import check_reveal
 from conjure.protocol.deck import DeckError, default_deck
-from conjure.protocol.events import RULES_VERSION
+from conjure.protocol.events import DECIDED_RULES
 from conjure.protocol.names import BadName, enforce_name, name_keys, same_name_key
 from conjure.protocol.receiptsig import verify as verify_signature
 from conjure.protocol.statedir import RECEIPTS_DIR, SECRETS_FILE, receipt_file_name
@@ -1440,7 +1440,7 @@ def _replay(audit: Audit) -> None:
         )
     end = whole_batches(records)
     decided_all = False
-    if start.rules_version == RULES_VERSION:
+    if start.rules_version in DECIDED_RULES:
         # Every batch decided again from the command recorded with it: the moves themselves,
         # not only their events, must be what the rules allow and produce. The replay checks
         # each batch that matches as it matches, on the states deciding it led to (no second

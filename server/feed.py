@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from conjure.protocol import events as ev
-from conjure.protocol.events import CASE_TEXT, RULE_TEXT
+from conjure.protocol.events import CASE_TEXT, RULE_TEXT, VOTE_TIME
 from conjure.protocol.wording import counted, names_list, signed
 from conjure.server.rules.evolve import concerned_seats
 from conjure.server.rules.state import Game
@@ -154,6 +154,13 @@ def _sentence(g: Game, e: ev.Event) -> str | None:
             return f"Proposal {p + 1} {'carried' if carried else 'was rejected'} ({y} yes, {n} no)."
         case ev.PlayerDone(seat=s):
             return f"{name(s)} is done reviewing."
+        case ev.ReviewExtended(proposal=p):
+            limit = g.setup.limits.review
+            more = VOTE_TIME if limit is None else min(VOTE_TIME, limit)
+            return (
+                f"Proposal {p + 1} came as the review's time ran out: the clock gives its "
+                f"voters {more:.0f} s to vote."
+            )
         case ev.RoundScored(round=n, case=case, points=points):
             pts = ", ".join(f"{name(s)} {signed(p)}" for s, p in sorted(points.items()) if p)
             return f"Round {n} scored: {CASE_TEXT.get(case, case)}." + (f" {pts}." if pts else "")

@@ -37,6 +37,7 @@ import msgspec
 
 from conjure.protocol.events import (
     AUDITABLE_RULES,
+    DECIDED_RULES,
     FINAL_EVENTS,
     FINAL_TYPES,
     RULES_VERSION,
@@ -214,10 +215,10 @@ def _load_one(
     fmt = getattr(start, "log_format", 1)
     if fmt > LOG_FORMAT:
         raise _Refuse(f"it is in log format {fmt}; this server reads formats 1 to {LOG_FORMAT}")
-    if version == RULES_VERSION:
+    if version in DECIDED_RULES:
         illegal = first_illegal([start])  # the table, before reading further
         if illegal is not None:
-            raise _Refuse(f"line 1 is not legal under rules version {RULES_VERSION}: {illegal[1]}")
+            raise _Refuse(f"line 1 is not legal under rules version {version}: {illegal[1]}")
     if _ends_the_game(ending):
         report.finished += 1
         return
@@ -234,7 +235,7 @@ def _load_one(
         raise _Refuse("the file changed while start-up read it")
     events = _events(records)
     finished = _finished(events)
-    if version != RULES_VERSION:
+    if version not in DECIDED_RULES:
         if finished:  # nothing to resume: an older game's record, for conjure replay
             report.finished += 1
             return
@@ -259,7 +260,7 @@ def _load_one(
         illegal = first_illegal(events)
         if illegal is not None:
             i, why = illegal
-            raise _Refuse(f"line {i + 1} is not legal under rules version {RULES_VERSION}: {why}")
+            raise _Refuse(f"line {i + 1} is not legal under rules version {version}: {why}")
         raise _Refuse(f"it is not what the rules decide: {decided.mismatch.sentence()}")
     game = None if finished else decided.state
     if (game is not None or result.torn) and path.is_symlink():

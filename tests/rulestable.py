@@ -9,7 +9,7 @@ import hashlib
 
 from conjure.protocol.commitment import commitment
 from conjure.protocol.deck import Card
-from conjure.protocol.events import COLOURS, Event, GameSetup, Limits, PlayerInfo
+from conjure.protocol.events import COLOURS, RULES_VERSION, Event, GameSetup, Limits, PlayerInfo
 from conjure.server.rules import Game, Refusal, decide, fold
 from conjure.server.rules import commands as c
 
@@ -52,6 +52,7 @@ def start_command(
     limits: Limits | None = None,
     now: float = 1000.0,
     game_id: str = "g",
+    rules_version: int = RULES_VERSION,
 ) -> c.StartGame:
     """Start a game of ``n`` players (seat 0 hosts) in room ABCD, ``cards`` dealt (by default
     the first ``n`` of DEFAULT_CARDS)."""
@@ -65,7 +66,7 @@ def start_command(
         cards=dealt[:n],
         limits=limits or Limits(),
     )
-    return c.StartGame(now=now, setup=setup)
+    return c.StartGame(now=now, setup=setup, rules_version=rules_version)
 
 
 class Table:
@@ -77,13 +78,19 @@ class Table:
         limits: Limits | None = None,
         now: float = 1000.0,
         game_id: str = "game-1",
+        rules_version: int = RULES_VERSION,
     ) -> None:
         self.now = now
         self.state: Game | None = None
         self.events: list[Event] = []
         cards = cards or DEFAULT_CARDS[:n]
         dealt = tuple(Card(text=t, stars=stars) for t, stars in cards)
-        self.run(start_command(n, variant, dealt, limits=limits, now=now, game_id=game_id))
+        self.run(
+            start_command(
+                n, variant, dealt, limits=limits, now=now, game_id=game_id,
+                rules_version=rules_version,
+            )
+        )  # fmt: skip
 
     # -- plumbing
     @property

@@ -354,6 +354,18 @@ def test_local_word_warning_can_be_changed(h):
     assert len(h.sent) == 1
 
 
+def test_a_word_of_spell_words_joined_is_warned_as_invalid(h):
+    """C1 (rules version 3): 'Dog' and 'Fish' cannot summon 'Dogfish'; with only 'dog'
+    written, 'dogfish' is a hint (above)."""
+    s = h.session
+    h.show(view("commit", players=players(0, **spells(Bob="DOG", Cat="fish"))))
+    assert s.submit("Dogfish") is True
+    assert s.status == (
+        "warn",
+        "Your word is the spell words 'DOG' and 'fish' joined: it would be invalid, -3.",
+    )
+
+
 def test_a_summoning_word_no_dictionary_knows_is_asked_about_with_what_it_may_mean(h):
     """Seen at 80x24: 'peny' (for penny) was locked in without a word, then shown with the
     valid word's tick, and matched nobody. A word of letters the game does not know is asked

@@ -409,6 +409,25 @@ def test_C1_a_spell_word_counts_even_when_its_writer_was_skipped():
     assert r.case == "failed"
 
 
+def test_C1_a_word_made_of_written_words_joined_is_invalid():
+    """The rulebook's own example: "'Dog' and 'Fish' cannot summon 'Dogfish'" (rules version 3
+    on; version 2 only flagged it, C2, and a tied challenge left it valid)."""
+    spells = {"Ann": "dog", "Bob": "fish", "Cy": "car", "Dee": "ocean"}
+    r = scored(
+        {"Ann": "Dogfish", "Bob": "dogfishes", "Cy": "carpet", "Dee": "fishdog"},
+        spells=spells,
+        card="Animal",
+    )
+    assert set(r.invalid) == {0, 1, 3}
+    assert r.invalid[0] == "'Dogfish' is the written words 'dog' (Ann's) and 'fish' (Bob's) joined"
+    assert r.case == "failed"  # Cy's "carpet" hides only "car": a hint for the table (C2)
+    old = Table(4, rules_version=2)
+    old.play_round(
+        "Animal", spells, ("Ann", "Bob"), {"Ann": "dogfish", "Bob": "dogfish", "Cy": "cat"}
+    )
+    assert old.last_result().invalid == {} and old.last_result().case == "conjured"
+
+
 def test_C1_a_vote_cannot_overturn_the_automatic_check():
     t = Table(4)
     t.choose("Vehicle")
@@ -536,8 +555,8 @@ def test_C7_matching_is_the_same_word_or_a_table_ruling_and_is_transitive():
 # ---------------------------------------------------------------- review
 
 
-def review_table() -> Table:
-    t = Table(4)
+def review_table(**kw) -> Table:
+    t = Table(4, **kw)
     t.choose("Vehicle")
     t.spell_by(ROCKET_SPELLS)
     t.mark("Ann", "Bob")
@@ -579,6 +598,38 @@ def test_V4_a_new_proposal_reopens_the_review_for_its_voters():
     t.done("Ann", "Bob", "Cy")
     t.run(c.Challenge(now=t.now, seat=3, target=2, rule="category"))
     assert t.g.round.done == {2}  # type: ignore[union-attr]  # Cy is concerned, stays done
+
+
+def test_V7_a_proposal_made_as_the_time_runs_out_gives_its_voters_time():
+    """Found by review: a challenge made a second before the review's end carried on its
+    proposer's vote alone, the other voters never asked. The review now runs until its
+    voters have had VOTE_TIME (rules version 3 on)."""
+    from conjure.protocol.events import VOTE_TIME, ReviewExtended
+
+    t = review_table(limits=Limits(review=60.0))
+    end = t.g.deadline
+    assert end is not None
+    t.now = end - 1.0
+    out = t.run(c.Challenge(now=t.now, seat=2, target=0, rule="category"))
+    assert out[-1] == ReviewExtended(round=1, proposal=0, deadline=t.now + VOTE_TIME)
+    assert t.g.deadline == t.now + VOTE_TIME
+    assert t.reject(c.Tick(now=end + 0.5, deadline=end)) == "too_early"  # not its time yet
+    t.run(c.Vote(now=t.now + 5, seat=3, proposal=0, yes=False))  # Dee could vote: 1-1
+    t.timeout()
+    assert t.last_result().invalid == {}  # a tie: "spaceship" stands
+    # With time enough left, or a proposal settled at once, the clock is not moved.
+    t = review_table(limits=Limits(review=60.0))
+    t.now = t.g.deadline - VOTE_TIME - 1  # type: ignore[operator]
+    assert not any(isinstance(e, ReviewExtended) for e in t.run(
+        c.Challenge(now=t.now, seat=2, target=0, rule="category")))  # fmt: skip
+    # Rules version 2 never moved it.
+    t = review_table(limits=Limits(review=60.0), rules_version=2)
+    end = t.g.deadline
+    t.now = end - 1.0  # type: ignore[operator]
+    t.run(c.Challenge(now=t.now, seat=2, target=0, rule="category"))
+    assert t.g.deadline == end
+    t.timeout()
+    assert t.last_result().invalid.keys() == {0, 1}  # carried 1-0, as it was
 
 
 def test_V5_duplicates_and_the_proposal_limit():
@@ -648,6 +699,22 @@ def test_P1_not_everyone_when_someone_has_no_word():
         t.reveal(n, "spaceship")
     t.done()
     assert t.last_result().case == "conjured"
+
+
+def test_P1_not_everyone_without_the_conjurer():
+    """A conjurer skipped after the marks (A2) has no word: nobody can match them, so the
+    others agreeing is "missed-conjurer", 2 x stars each, not "everyone", 1 each (rules
+    version 3 on; version 2 scored it "everyone")."""
+    for version, case, points in ((3, "missed-conjurer", 4), (2, "everyone", 1)):
+        t = Table(4, rules_version=version)
+        t.choose("Vehicle")  # 2 stars
+        t.spell_by(ROCKET_SPELLS)
+        t.mark("Bob", "Cy")
+        t.run(c.Skip(now=t.now, seat=0, target=0))  # the conjurer, Ann, is gone
+        t.summon({"Bob": "spaceship", "Cy": "spaceship", "Dee": "spaceships"})
+        t.done()
+        r = t.last_result()
+        assert (r.case, r.points) == (case, {1: points, 2: points, 3: points}), version
 
 
 def conjured_round():

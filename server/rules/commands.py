@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from conjure.protocol.events import GameSetup
+from conjure.protocol.events import RULES_VERSION, GameSetup
 from conjure.protocol.structs import FrozenStruct, Time
 
 
@@ -27,6 +27,9 @@ class StartGame(Command):
     #: The cards are already shuffled and dealt, the word data fingerprinted: chance and data
     #: arrive as data. A seeded deal (``setup.deal``) is checked by decide, so by every audit.
     setup: GameSetup
+    #: The rules the game is played by, to its end (one of ``DECIDED_RULES``). A start command
+    #: of a rules version 2 log names none: :func:`command_from_data` reads it as 2.
+    rules_version: int = RULES_VERSION
 
 
 class ChooseCard(Command):
@@ -155,6 +158,13 @@ def command_data(command: AnyCommand) -> dict[str, Any]:
     return msgspec.json.decode(msgspec.json.encode(command))
 
 
+#: The rules version of a logged start command that names none (rules version 2 logs).
+_UNNAMED_RULES = 2
+
+
 def command_from_data(data: Any) -> AnyCommand:
     """A logged command back; raises msgspec.ValidationError for an unknown shape."""
-    return _DECODER.decode(msgspec.json.encode(data))
+    command = _DECODER.decode(msgspec.json.encode(data))
+    if isinstance(command, StartGame) and "rules_version" not in data:
+        return msgspec.structs.replace(command, rules_version=_UNNAMED_RULES)
+    return command

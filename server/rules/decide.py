@@ -16,7 +16,14 @@ from conjure.protocol.commitment import check_reveal
 from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
 from conjure.protocol.deal import combined_seed, commitment_of, seeded_deal
 from conjure.protocol.errors import Refusal
-from conjure.protocol.events import RULE_TEXT, RULES_VERSION, already_challenged, is_rule
+from conjure.protocol.events import (
+    DECIDED_RULES,
+    RULE_TEXT,
+    RULES_VERSION,
+    VOTE_TIME,
+    already_challenged,
+    is_rule,
+)
 from conjure.protocol.house import UnknownHouseRule, canonical
 from conjure.protocol.names import same_name_key
 from conjure.protocol.text import is_hex64
@@ -319,7 +326,13 @@ def _start(b: _Builder, c: cmd.StartGame) -> None:
             raise Refusal("bad_settings", "House rules are named once each, in sorted order.")
     except UnknownHouseRule as exc:
         raise Refusal("bad_settings", str(exc)) from None
-    b.emit(ev.GameStarted.of(c.setup, RULES_VERSION))
+    if c.rules_version not in DECIDED_RULES:
+        raise Refusal(
+            "bad_rules",
+            f"These rules play version {RULES_VERSION} (and go on with games of versions "
+            f"{', '.join(map(str, DECIDED_RULES))}), not {c.rules_version}.",
+        )
+    b.emit(ev.GameStarted.of(c.setup, c.rules_version))
     _start_round(b, 1, c.now)
 
 
@@ -479,8 +492,10 @@ def _propose(
     kind: Literal["challenge", "same"],
     seats: tuple[int, ...],
     rule: ev.Rule | None,
+    now: float,
 ) -> None:
-    """V1: the proposer votes yes at once when they are not concerned by their own proposal."""
+    """V1: the proposer votes yes at once when they are not concerned by their own proposal.
+    V7: a proposal still open with less than ``VOTE_TIME`` left gives its voters that time."""
     r = b.g.round
     assert r is not None
     pid = len(r.proposals)
@@ -508,6 +523,23 @@ def _propose(
             )
         )
     _maybe_settle(b, pid)
+    _time_to_vote(b, pid, now)
+
+
+def _time_to_vote(b: _Builder, pid: int, now: float) -> None:
+    """V7 (rules version 3 on): a proposal made as the review's time runs out carried on its
+    proposer's vote alone, its voters never asked (found by review): the review's deadline
+    moves to give them ``VOTE_TIME`` (or the review's whole limit, if that is shorter)."""
+    g = b.g
+    r = g.round
+    limit = g.setup.limits.review
+    if g.rules_version < 3 or r is None or g.deadline is None or limit is None:
+        return
+    if not r.proposals[pid].open:
+        return  # settled at once: every voter has voted
+    deadline = now + min(VOTE_TIME, limit)
+    if deadline > g.deadline:
+        b.emit(ev.ReviewExtended(round=r.number, proposal=pid, deadline=deadline))
 
 
 def _challenge(b: _Builder, c: cmd.Challenge) -> None:
@@ -529,7 +561,7 @@ def _challenge(b: _Builder, c: cmd.Challenge) -> None:
     for p in r.proposals:
         if p.kind == "challenge" and p.rule == c.rule and same_word(published[p.seats[0]], word):
             raise Refusal("duplicate_proposal", already_challenged(word, c.rule, p.id))
-    _propose(b, c.seat, "challenge", (c.target,), c.rule)
+    _propose(b, c.seat, "challenge", (c.target,), c.rule, c.now)
 
 
 def _same(b: _Builder, c: cmd.ProposeSame) -> None:
@@ -549,7 +581,7 @@ def _same(b: _Builder, c: cmd.ProposeSame) -> None:
             x, y = (r.published[s] for s in p.seats)
             if (same_word(x, wa) and same_word(y, wb)) or (same_word(x, wb) and same_word(y, wa)):
                 raise Refusal("duplicate_proposal", "Those words are already proposed as one.")
-    _propose(b, c.seat, "same", (c.a, c.b), None)
+    _propose(b, c.seat, "same", (c.a, c.b), None, c.now)
 
 
 def _vote(b: _Builder, c: cmd.Vote) -> None:

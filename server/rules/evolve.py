@@ -201,6 +201,10 @@ def _game_resumed(g: Game, e: ev.GameResumed) -> None:
     g.deadline = e.deadline
 
 
+def _review_extended(g: Game, e: ev.ReviewExtended) -> None:
+    g.deadline = e.deadline
+
+
 def _game_ended(g: Game, e: ev.GameEnded) -> None:
     g.phase = "over"
     g.turn = None
@@ -231,6 +235,7 @@ _APPLY: dict[type, Callable[[Game, Any], None]] = {
     ev.Revealed: _revealed,
     ev.SummonsPublished: _summons_published,
     ev.ProposalMade: _proposal_made,
+    ev.ReviewExtended: _review_extended,
     ev.VoteCast: _vote_cast,
     ev.ProposalSettled: _proposal_settled,
     ev.PlayerDone: _player_done,

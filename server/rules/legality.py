@@ -302,6 +302,14 @@ def _check_table(g: Game, r: Round, phase: str | None, e: ev.Event) -> None:
                 raise _Illegal(f"proposal {pid} is not open")
         case ev.RoundScored():
             _need_phase(phase, "review")
+        case ev.ReviewExtended(proposal=pid, deadline=deadline):
+            _need_phase(phase, "review")
+            if g.rules_version < 3:
+                raise _Illegal(f"rules version {g.rules_version} never extends the review")
+            if not 0 <= pid < len(r.proposals) or not r.proposals[pid].open:
+                raise _Illegal(f"proposal {pid} is not open")
+            if g.deadline is None or deadline <= g.deadline:
+                raise _Illegal("the review's deadline does not move later")
         case ev.PlayerSkipped(seat=seat, by=by):
             if by is not None and by != g.host:
                 raise _Illegal(f"by seat {by}, who is not the host")

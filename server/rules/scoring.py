@@ -16,12 +16,14 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
+from conjure.protocol.events import RULES_VERSION
 from conjure.protocol.house import HOUSE_RULES, parse_house_rules
 from conjure.protocol.words import (
     PLURAL,
     SAME_LETTERS,
     contains_written,
     hidden_inside,
+    made_of_written,
     normalize,
     same_word,
     same_word_reason,
@@ -56,6 +58,8 @@ class RoundSheet(Generic[P]):
     same: Sequence[tuple[str, str]] = ()
     unrevealed: frozenset[P] = frozenset()
     names: Mapping[P, str] = field(default_factory=dict)
+    #: The rules version the round is scored by (a game's own: docs/RULES.md, "Rules versions").
+    rules_version: int = RULES_VERSION
 
     def name(self, p: P) -> str:
         return self.names.get(p, str(p))
@@ -140,6 +144,7 @@ def check_words(sheet: RoundSheet[P]) -> tuple[dict[P, Invalid], dict[P, list[st
             continue  # D5: written before any spell word existed
         # C1: every spell word of the round counts, also one whose writer has left it.
         first, same, hidden = _against_spells(word, spells)
+        made_of = made_of_written(word, spells) if sheet.rules_version >= 3 else ()
         if first is not None:
             what = "is" if same else "contains"
             invalid[p] = Invalid(
@@ -147,6 +152,12 @@ def check_words(sheet: RoundSheet[P]) -> tuple[dict[P, Invalid], dict[P, list[st
                 f"{word!r} {what} the written word {spells[first]!r} "
                 f"({sheet.name(writers[first])}'s spell word)",
             )
+        elif made_of:
+            parts = " and ".join(
+                f"{spells[i]!r} ({sheet.name(writers[i])}'s)" for i in dict.fromkeys(made_of)
+            )
+            invalid[p] = Invalid("C1", f"{word!r} is the written words {parts} joined")
+            hidden = tuple(i for i in hidden if i not in made_of)
         if hidden:
             flags[p] = [
                 f"{spells[i]!r} ({sheet.name(writers[i])}'s spell word) is hidden inside {word!r}"
@@ -272,7 +283,12 @@ def score_round(sheet: RoundSheet[P], house: Iterable[str] = frozenset()) -> Rou
     group_of = {p: g for g in groups for p in g}
     case: Case
 
-    if len(counted) == len(sheet.players) and len(groups) == 1:
+    # (P1 needs the conjurer's word since rules version 3: a round that went on without its
+    # conjurer was scored "everyone", 1 point each, where nobody can have matched the conjurer)
+    everyone = len(counted) == len(sheet.players) and len(groups) == 1
+    if everyone and sheet.rules_version >= 3 and c not in counted:
+        everyone = False
+    if everyone:
         case = "everyone"
         for p in sheet.players:
             if p != c:

@@ -45,6 +45,7 @@ def round_sheet(g: Game) -> RoundSheet[int]:
         same=same,
         unrevealed=frozenset(r.unrevealed),
         names={s: player.name for s, player in enumerate(g.setup.players)},  # g.name(s), each seat
+        rules_version=g.rules_version,
     )
 
 
@@ -62,6 +63,7 @@ def current_checks(g: Game) -> tuple[dict, dict]:
     assert r is not None
     key = (
         g.setup,
+        g.rules_version,
         g.kicked,
         r.number,
         r.conjurer,
