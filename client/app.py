@@ -621,10 +621,11 @@ def farewell(s: Session, *, local: bool) -> list[str]:
     if not s.token or local:
         return []
     name = f" --name {shlex.quote(s.name)}" if s.name else ""
+    pin = f" --pin {s.pin}" if s.pin else ""  # (at another port too, the same certificate)
     # The command on a line of its own, so that it is copied whole at 80 columns.
     return [
         f"Left room {s.room}. Come back with:",
-        f"  {program_here()} play {s.server} --room {s.room}{name}",
+        f"  {program_here()} play {s.server}{pin} --room {s.room}{name}",
     ]
 
 

@@ -177,6 +177,8 @@ class Connection:
                 return
             welcome = wire.welcomed(first)  # Refused: the reason run() shows
             self.connections += 1
+            if self.trust is not None:  # (the join lines it shows carry the server's pin)
+                s.pin = self.trust.accepted
             for msg in s.on_connected(welcome):
                 s.sent.append(msg)
                 if wire.is_seat_request(msg):

@@ -206,6 +206,9 @@ class Trust:
     pin: str | None = None  # as typed: any form parse_fingerprint accepts
     known: KnownServers = field(default_factory=KnownServers)
     tell: Callable[[str], None] = _nobody_tells
+    #: The fingerprint of the certificate last accepted by pinning (None: an authority signed
+    #: it): what a join line for friends carries as ``--pin`` (client.screen, client.app).
+    accepted: str | None = None
 
     def __post_init__(self) -> None:
         if self.pin is not None:
@@ -264,6 +267,7 @@ async def open_tls(host: str, port: int, trust: Trust) -> trio.SSLStream:
         except BaseException:
             await trio.aclose_forcefully(tls)
             raise
+        trust.accepted = now
         return tls
     try:
         tls = await tls_handshake(host, port, ssl.create_default_context())
@@ -273,6 +277,7 @@ async def open_tls(host: str, port: int, trust: Trust) -> trio.SSLStream:
     else:
         if known is None:
             await trio.to_thread.run_sync(trust.known.remember, where, None)
+        trust.accepted = None
         return tls
     # No authority vouches for it: trust on first use (unless one vouched for it before).
     tls = await tls_handshake(host, port, _pinning_context())
@@ -285,4 +290,5 @@ async def open_tls(host: str, port: int, trust: Trust) -> trio.SSLStream:
     except BaseException:
         await trio.aclose_forcefully(tls)
         raise
+    trust.accepted = now
     return tls

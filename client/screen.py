@@ -752,7 +752,9 @@ def lobby_rows(session: Session, width: int = 80) -> list[Row]:
         out += _rows("", line, width, 2, "  ", "    ")
     # Connected through 127.0.0.1 (make play)? Friends need the LAN address the launcher found.
     share = os.environ.get(ENV_SHARE_URL) or session.server
-    command = join_command(share, room=v.room)
+    # The server's pin with it: a friend who pasted it met the certificate unpinned (seen).
+    pin = session.pin if share.startswith("wss://") and session.pin else ""
+    command = join_command(share, room=v.room, pin=pin)
     lead = "  share: "
     for i, text in enumerate(shell_lines(command, width, lead, " " * (len(lead) + 2))):
         if i == 0:

@@ -184,6 +184,8 @@ class Session(Inputs):
         self.ended: str | None = None  # the server said goodbye for good: no reconnecting
         self.bye_reason: str | None = None  # the last goodbye, until the close code is known
         self.server_name: str | None = None
+        #: The server certificate's fingerprint, when it was accepted by pinning (``Trust``).
+        self.pin: str | None = None
 
         self.feed: deque[FeedLine] = deque(maxlen=500)
         self.feed_scroll = 0  # wrapped feed lines scrolled back (PgUp), 0 = the newest

@@ -20,17 +20,23 @@ PHASES = ("choose", "spell", "mark", "commit", "reveal", "review")
 LIMIT_DEFAULTS = InLimits()
 
 
+#: What a star is typed as: the rulebook writes ⭐ (often followed by an emoji's variation
+#: selector, U+FE0F); "Board game ⭐⭐" became a 1-star card named so (seen with friends).
+STAR_SIGNS = "*★⭐"
+_VARIATION_SELECTOR = "\ufe0f"
+
+
 def parse_card(text: str) -> Card:
-    """'Famous bridge ***', 'Famous bridge ★★' or 'Famous bridge 3' -> a Card (1 star when
-    none is given)."""
+    """'Famous bridge ***', 'Famous bridge ★★', 'Famous bridge ⭐⭐' or 'Famous bridge 3' -> a
+    Card (1 star when none is given)."""
     return _card_and_stars_given(text)[0]
 
 
 def _card_and_stars_given(text: str) -> tuple[Card, bool]:
     raw = text.strip()
     count = 0
-    while raw and raw[-1] in "*★":
-        count += 1
+    while raw and (raw[-1] in STAR_SIGNS or raw[-1] == _VARIATION_SELECTOR):
+        count += raw[-1] != _VARIATION_SELECTOR
         raw = raw[:-1].rstrip()
     given = count > 0
     if count == 0:

@@ -236,7 +236,12 @@ class StateDir:
                 continue
             try:
                 there = urlsplit(entry["server"])
-                same = (there.scheme, there.hostname) == (here.scheme, here.hostname)
+                # (the fragment names a computer player's seat: client.bots.player)
+                same = (there.scheme, there.hostname, there.fragment) == (
+                    here.scheme,
+                    here.hostname,
+                    here.fragment,
+                )
                 moved = same and there.port != here.port
             except ValueError:  # (a port out of range, in a file edited by hand)
                 continue

@@ -92,6 +92,7 @@ class TableState:
     joined: bool
     join_error: str | None
     connected: bool
+    pin: str | None
     ended: str | None
     feed: deque[FeedLine]
     status: tuple[StatusKind, str] | None

@@ -20,6 +20,7 @@ from conjure.client.bots.player import (
     Bot,
     BotOptions,
     NamePool,
+    move_bot_seats,
     parse_delay,
     passes_checks,
     saved_bots,
@@ -285,6 +286,27 @@ async def test_a_restarted_bot_command_resumes_its_own_seats(server, tmp_path):
     assert view is not None and view.phase == "over"
     assert sorted(p.name for p in view.players) == sorted(["Zoe", *saved])
     check_game(server, view, [host], 3)
+
+
+def test_bot_seats_are_found_at_the_same_servers_new_port(tmp_path):
+    """Seen with friends: the server came back on another port; `conjure bot` told the new
+    address started new bots, refused "has started without you", and the old bot's turns ran
+    their clocks out. Its seats are found on the same host at another port (never another
+    host's), and a person's client never takes a bot's seat for its own."""
+    from conjure.client.bots.player import bot_seat_server, moved_bots_url
+
+    store = StateDir(tmp_path)
+    old = "wss://127.0.0.1:37771"
+    for seat, name in ((3, "Ada"), (4, "Bo")):
+        store.save_seat(bot_seat_server(old, name), "NZRM", seat=seat, player_id=f"p{seat}",
+                        token=name * 20, name=name)  # fmt: skip
+    new = "wss://127.0.0.1:40623"
+    assert moved_bots_url(store, new, "nzrm") == old
+    assert moved_bots_url(store, "wss://127.0.0.2:40623", "NZRM") is None
+    assert moved_bots_url(store, new, "QQQQ") is None
+    assert store.load_seat_moved(new, "NZRM") is None  # a bot's seat is no person's
+    move_bot_seats(store, old, new, "NZRM")
+    assert [e["name"] for e in saved_bots(store, new, "NZRM")] == ["Ada", "Bo"]
 
 
 async def test_a_bot_gives_up_on_a_server_it_cannot_reach():

@@ -71,7 +71,8 @@ URL = "ws://127.0.0.1:9"
 
 def fresh(tmp_path, **kw) -> tuple[Session, list]:
     sent: list = []
-    s = Session(server=URL, store=StateDir(tmp_path / "st"), send=sent.append, **kw)
+    kw.setdefault("server", URL)
+    s = Session(store=StateDir(tmp_path / "st"), send=sent.append, **kw)
     return s, sent
 
 
@@ -2216,3 +2217,27 @@ def test_one_who_watches_a_full_lobby_instead_is_offered_a_seat_that_comes_free(
     assert any("you took board 8" in line.text for line in s.feed)
     s.on_disconnected("reset", 1.0)
     assert s.on_connected() == [ResumeSeat(room="ABCD", token="t" * 43)]  # a seat, not a look
+
+
+def test_the_share_and_come_back_lines_of_a_pinned_server_carry_its_pin(tmp_path, monkeypatch):
+    """Seen with friends: the lobby's share line, pasted into a group chat, had no --pin, so
+    every friend met the certificate unpinned (trust on first use)."""
+    from conjure.client.app import farewell
+    from conjure.client.screen import lobby_rows
+
+    monkeypatch.setenv(
+        "PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    )
+    pin = "sha256:" + ":".join(["AB"] * 32)
+    s, _ = fresh(tmp_path, name="Ann", room="ABCD", server="wss://127.0.0.1:8765")
+    s.connected = s.joined = True
+    s.pin = pin
+    s.token = "t" * 43
+    s.on_message(Update(view=view("lobby", round=0), feed=[]))
+    shown = " ".join("".join(p[1] for p in row.line) for row in lobby_rows(s, 200))
+    assert f"share: conjure play wss://127.0.0.1:8765 --pin {pin} --name YOU --room ABCD" in shown
+    s.on_message(Update(view=view("spell", turn=1), feed=[]))
+    come_back = farewell(s, local=False)[1]
+    assert f"play wss://127.0.0.1:8765 --pin {pin} --room ABCD --name Ann" in come_back
+    s.pin = None  # signed by an authority: nothing to pin
+    assert "--pin" not in farewell(s, local=False)[1]

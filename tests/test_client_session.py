@@ -849,6 +849,13 @@ def test_a_category_given_no_stars_or_typed_twice_is_said_so(tmp_path):
 def test_parsers():
     assert parse_card("Famous bridge ***").stars == 3
     assert parse_card("Sea creature ★★").stars == 2
+    # the rulebook's own sign, with or without an emoji's variation selector (seen: a 1-star
+    # card named "Board game ⭐⭐")
+    assert (parse_card("Board game ⭐⭐").text, parse_card("Board game ⭐⭐").stars) == (
+        "Board game",
+        2,
+    )
+    assert parse_card("Board game \u2b50\ufe0f\u2b50\ufe0f\u2b50\ufe0f").stars == 3
     assert parse_card("Sea creature 1").text == "Sea creature"
     assert parse_card("Tree").stars == 1
     with pytest.raises(ValueError):

@@ -231,8 +231,10 @@ async def test_the_right_pin_connects_and_is_remembered(start_server, certs, kno
     server = await start_server(ssl_context=_context(certs[0]))
     told: list[str] = []
     pin = certs[0].fingerprint.lower().replace("sha256:", "")  # typed sloppily: still the pin
-    welcome = await _hello(server.url, Trust(pin=pin, known=known, tell=told.append))
+    trust = Trust(pin=pin, known=known, tell=told.append)
+    welcome = await _hello(server.url, trust)
     assert isinstance(welcome, m.Welcome)
+    assert trust.accepted == certs[0].fingerprint  # what a share line carries as --pin
     assert known.lookup(_where(server.port)).pin == certs[0].fingerprint
     assert told == [pinned_line(_where(server.port), certs[0].fingerprint)]
     assert stat.S_IMODE(os.stat(known.path).st_mode) == 0o600
@@ -291,8 +293,10 @@ async def test_first_use_pins_and_a_changed_certificate_is_refused(start_server,
     server = await start_server(ssl_context=ctx)
     where = _where(server.port)
     told: list[str] = []
-    assert isinstance(await _hello(server.url, Trust(known=known, tell=told.append)), m.Welcome)
+    first = Trust(known=known, tell=told.append)
+    assert isinstance(await _hello(server.url, first), m.Welcome)
     assert told == [pinned_line(where, certs[0].fingerprint)]
+    assert first.accepted == certs[0].fingerprint
     assert known.lookup(where).pin == certs[0].fingerprint
     stored = known.path.read_bytes()
 

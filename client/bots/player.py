@@ -31,6 +31,7 @@ import random
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import trio
 
@@ -142,6 +143,33 @@ def saved_bots(store: StateDir, url: str, room: str) -> list[dict]:
         ):
             found.append(entry)
     return sorted(found, key=lambda e: e.get("seat") if isinstance(e.get("seat"), int) else 99)
+
+
+def moved_bots_url(store: StateDir, url: str, room: str) -> str | None:
+    """The address at which bot seats of ``room`` were saved on the same host as ``url`` at
+    another port (the newest), if any: the same server, restarted on a port of its own. As a
+    person's client finds its seat there (``StateDir.load_seat_moved``); a bot command told
+    the new port started new bots, refused "has started without you" (seen with friends)."""
+    here = urlsplit(url)
+    found: tuple[float, str] | None = None
+    for entry in store.read_secrets()["seats"].values():
+        server = entry.get("server") if isinstance(entry, dict) else None
+        if not isinstance(server, str) or BOT_SEAT_MARK not in server:
+            continue
+        if str(entry.get("room", "")).upper() != room.upper():
+            continue
+        old = server.split(BOT_SEAT_MARK, 1)[0]
+        try:
+            there = urlsplit(old)
+            moved = (there.scheme, there.hostname) == (here.scheme, here.hostname) and (
+                there.port != here.port
+            )
+        except ValueError:  # (a port out of range, in a file edited by hand)
+            continue
+        at = entry.get("saved_at", 0)
+        if moved and isinstance(at, int | float) and (found is None or at > found[0]):
+            found = (at, old)
+    return found[1] if found is not None else None
 
 
 def move_bot_seats(store: StateDir, old_url: str, new_url: str, room: str) -> None:

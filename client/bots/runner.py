@@ -179,7 +179,14 @@ async def main(
     pin: str | None = None,
 ) -> int:
     from conjure.client.bots.brain import load_data
-    from conjure.client.bots.player import Bot, BotOptions, NamePool, saved_bots
+    from conjure.client.bots.player import (
+        Bot,
+        BotOptions,
+        NamePool,
+        move_bot_seats,
+        moved_bots_url,
+        saved_bots,
+    )
     from conjure.client.statefile import StateDir
 
     await trio.to_thread.run_sync(load_data)
@@ -188,6 +195,11 @@ async def main(
 
     log = bot_log(out, quiet)
 
+    if store is not None and not saved_bots(store, url, room):
+        old = moved_bots_url(store, url, room)
+        if old is not None:
+            log(f"the server of room {room.upper()} moved from {old}: taking its bots' seats there")
+            move_bot_seats(store, old, url, room)
     saved = [e["name"] for e in saved_bots(store, url, room)] if store is not None else []
     if saved:
         log(f"resuming the seats of {', '.join(saved[:count])} in room {room.upper()}")
