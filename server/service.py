@@ -43,6 +43,7 @@ from conjure.server.connection import (
     frame_of,
 )
 from conjure.server.gate import AddressBook, Bucket
+from conjure.server.gctuning import note_tls_closed
 from conjure.server.listener import Admitted, GuardedListener
 from conjure.server.lobby import clean_name, clean_settings, new_room_code
 from conjure.server.netinfo import url_host
@@ -284,6 +285,8 @@ class GameServer:
                     self.book.handshake_over(admitted.host, admitted.ticket)
                 with trio.CancelScope(shield=True):
                     await trio.aclose_forcefully(stream)
+                if cfg.ssl_context is not None:
+                    note_tls_closed()  # (a cycle for the collector: server.gctuning)
         except BaseException as exc:
             self._contain(exc, None)
 

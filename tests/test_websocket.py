@@ -516,6 +516,66 @@ async def test_a_burst_of_tiny_frames_in_one_read_is_parsed_no_faster_than_the_b
         assert conn.ws.frames <= 2 * burst + 1  # the hello, a burst, and the one over it
 
 
+UPGRADE_TAIL = b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+
+
+@pytest.mark.parametrize(
+    "request_, status",
+    [
+        # 4,000 empty header lines: 9.5 ms of the HTTP parser's time each, on the event loop
+        (b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X:\r\n" * 3900 + UPGRADE_TAIL
+         + b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", b"431"),
+        # what RFC 6455 4.1-4.2.1 asks, which the parser let through
+        (b"GET / HTTP/1.1\r\nHost: x\r\n" + UPGRADE_TAIL + b"Sec-WebSocket-Key: abc\r\n\r\n",
+         b"400"),
+        (b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n" + UPGRADE_TAIL
+         + b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", b"400"),
+        (b"GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n" + UPGRADE_TAIL
+         + b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", b"400"),
+        (b"GET http://evil/ HTTP/1.1\r\nHost: x\r\n" + UPGRADE_TAIL
+         + b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", b"400"),
+        (b"GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n" + UPGRADE_TAIL
+         + b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", b"400"),
+    ],
+    ids=["header-bomb", "short-key", "content-length", "chunked", "absolute-uri", "folded"],
+)  # fmt: skip
+async def test_an_upgrade_request_is_held_to_rfc_6455_before_it_is_parsed(server, request_, status):
+    """Found by review: each of these was upgraded (or, the first, cost 20 times a real
+    request's parsing); an honest client's request still is."""
+    got = await answer_to(await tcp_from(server, ATTACKER), request_)
+    assert got.startswith(b"HTTP/1.1 " + status), got
+    async with open_client(server.url, "Ann") as ann:
+        assert await ann.create()
+
+
+async def test_a_request_dripped_a_byte_at_a_time_is_read_slowly_then_dropped(server):
+    """Found by review: one byte per TCP segment woke the server for every byte (36,000 reads
+    a second from one address), and each read copied the whole request so far. After a few
+    reads each waits, and a request that takes more than MAX_REQUEST_READS is dropped."""
+    from conjure.server.websocket import MAX_REQUEST_READS, REQUEST_READ_WAIT
+
+    stream = await tcp_from(server, ATTACKER)
+    stream.setsockopt(trio.socket.IPPROTO_TCP, trio.socket.TCP_NODELAY, 1)
+    request = _upgrade("HTTP/1.1", "\r\n")
+    began = trio.current_time()
+    sent = 0
+    got = None
+    try:
+        with trio.fail_after(30):
+            for byte in request:
+                await stream.send_all(bytes([byte]))
+                sent += 1
+                await trio.sleep(REQUEST_READ_WAIT)  # a byte per read of the server's
+            got = await stream.receive_some()
+    except trio.BrokenResourceError:
+        got = b""  # dropped: reset while we wrote
+    finally:
+        await stream.aclose()
+    assert got == b""  # nothing answered, the stream ended
+    assert sent < len(request) and sent <= MAX_REQUEST_READS * 2
+    assert trio.current_time() - began >= (MAX_REQUEST_READS - 4) * REQUEST_READ_WAIT
+
+
 @pytest.mark.parametrize(
     "header",
     [
@@ -562,3 +622,39 @@ async def test_frames_sent_while_the_server_waits_for_the_clients_close_keep_to_
             while await stream.receive_some():  # until the server closes the socket
                 pass
     assert conn.ws.frames <= 4 * burst
+
+
+async def test_a_frame_dripped_a_byte_per_segment_is_read_no_more_often_than_the_read_rate():
+    """Found by review: frames were metered, bytes not: a frame sent one byte per TCP segment
+    woke the server for each byte (30,000 reads a second from one address). Reads beyond
+    READ_BURST wait their turn, and what came meanwhile is read at once."""
+    from trio.testing import memory_stream_pair
+
+    from conjure.server.websocket import READ_BURST, WebSocket
+
+    client, server_side = memory_stream_pair()
+    reads = 0
+    real = server_side.receive_some
+
+    async def counted(max_bytes=None):
+        nonlocal reads
+        reads += 1
+        return await real(max_bytes)
+
+    server_side.receive_some = counted  # type: ignore[method-assign]
+    ws = WebSocket(server_side, max_message=65536, frame_rate=1000.0, frame_burst=1000.0)
+    payload = b"x" * 3000
+    mask = b"\x0f\x0e\x0d\x0c"
+    data = bytes((0x81, 0x80 | 126)) + len(payload).to_bytes(2, "big") + mask
+    data += unmask(payload, mask)
+
+    async def drip() -> None:
+        for i in range(len(data)):
+            await client.send_all(data[i : i + 1])
+            await trio.lowlevel.checkpoint()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(drip)
+        with trio.fail_after(20):
+            assert await ws.receive() == payload.decode()
+    assert reads < READ_BURST + 100, reads  # not one a byte (3,000)
