@@ -604,6 +604,10 @@ def farewell(s: Session, *, local: bool) -> list[str]:
         return []
     if s.spectator:  # a word on leaving, as a player has (it printed nothing)
         return [f"Stopped watching room {s.room}."]
+    if s.gave_up_seat:  # /leave: it printed nothing (found by review)
+        if s.view is not None and s.view.phase != "lobby":
+            return [f"Left room {s.room}: you gave up your seat in its game for good."]
+        return [f"Left room {s.room}: your seat there is given up."]
     if s.view is not None and s.view.phase == "over":
         over = [f"Left room {s.room}: its game is over."]
         if not local:  # who won, as make play's own summary says it (missed here: seen)

@@ -92,7 +92,13 @@ NOBODY_VOTES = (  # (rule V1; its id meant nothing on a player's screen: a newco
 #: What the host of a game on someone else's server is asked on Ctrl-Q (the server's host_grace
 #: passes the host on to a player who is there).
 HOST_QUITS = "You host this game: the others will play on with a new host. Quit? y/n: "
+#: /leave asks first: it gives the seat up for good and quits, and said nothing (found by
+#: review: a player typed it mid-game and was at a blank terminal).
+LEAVE_GAME = "Give up your seat in this game for good (no coming back)? y/n: "
+LEAVE_LOBBY = "Leave this room (your seat goes)? y/n: "
 KEYS_IGNORED = "(The keys right after it did nothing: type again.)"
+#: How the status line begins when typed text was not sent (``Inputs._left_behind``).
+NOT_SENT = "Not sent, "
 RECONNECTING_KEPT = "Reconnecting: your text is kept; Enter sends it once you are back."
 
 
@@ -292,13 +298,21 @@ class Inputs(Prompts):
         if owner is not None and owner != self._owner:
             old, self._owner = self._owner, owner
             self._keys_ignored_until = 0.0  # a new question: its keys act
-            if old is not None and self.status is not None and self.status[0] != "info":
+            # (what ``_left_behind`` said of this very change stays)
+            left = self.status is not None and self.status[1].startswith(NOT_SENT)
+            if (
+                old is not None
+                and self.status is not None
+                and self.status[0] != "info"
+                and not left
+            ):
                 # A refusal of the old question ("Not your turn yet") stood over the prompt
                 # that asked for the spell word once the turn came (seen by a newcomer).
                 self.status = None
             if old is not None and text.strip() and not text.lstrip().startswith("/"):
                 self._left_behind(old, text.strip())
                 result = ""
+
         if self.draft is not None:
             result, self.draft = self.draft, None
         return result
@@ -322,13 +336,19 @@ class Inputs(Prompts):
         # Said once: the feed keeps what was typed, for the player to type again; the status line
         # says it only while a card hides the feed.
         self.add_feed(f"not sent, {why}: '{shown}'", "error")
-        self.say_under_card("warn", f"Not sent, {why}: '{shown}'.")
+        # Said on the status line too: in the feed it went up out of sight within a second,
+        # under the reveals and the review's lines (found by review).
+        self.say("warn", f"{NOT_SENT}{why}: '{shown}'.")
+        if self.overlay is not None:
+            self.overlay.hid = self.status
 
     def _quit_confirmed(self) -> bool:
         """The host said yes to quitting a game that plays on: the server is told they left, so
         the role passes at once (a host who just went was waited for as away, 30 s in which
         nobody at the table could pause or skip: seen with friends). True: quit now."""
-        if self.quit_question == HOST_QUITS and self.connected:
+        if self.quit_question in (LEAVE_GAME, LEAVE_LOBBY):
+            self._leave_for_good()
+        elif self.quit_question == HOST_QUITS and self.connected:
             self.send(Leave())
         else:
             self._pause_as_the_server_stops()
@@ -360,6 +380,8 @@ class Inputs(Prompts):
         The host of a game on another server is asked too (``HOST_QUITS``). A second Ctrl-Q is a
         yes.
         """
+        if self.quit_question in (LEAVE_GAME, LEAVE_LOBBY):
+            self.quit_question = None  # Ctrl-Q quits; the seat stays (not a yes to /leave)
         if self.quit_question is not None:
             return self._quit_confirmed()  # a second Ctrl-Q is a yes
         others = self.other_humans()
@@ -388,6 +410,17 @@ class Inputs(Prompts):
         self.quit_question = question
         self.status = None
         return False
+
+    def _leave_for_good(self) -> None:
+        """/leave, said yes to: the seat is given up and forgotten (``client.app.farewell``
+        says so)."""
+        if self.connected:
+            self.send(Leave())
+        if self.room:
+            with contextlib.suppress(OSError):
+                self.store.forget_seat(self.server, self.room)
+        self.token = None
+        self.gave_up_seat = True
 
     def other_humans(self) -> list[str]:
         """Connected players who are neither you nor computer players (marked on the board)."""
@@ -429,7 +462,9 @@ class Inputs(Prompts):
             self._toggle_card(CARD_KEYS[key])
             return
         if self.overlay is not None:
-            self.close_card()  # a key on a card closes it and does nothing else
+            self.close_card()  # a key on a card closes it, and does nothing else but a move:
+            if self._acting_key(key) and key != " ":  # in the review or the host's lobby, a
+                self._key(key)  # letter was swallowed, the move not made (found by review)
             return
         self._key(key)
 
@@ -1103,12 +1138,12 @@ class Inputs(Prompts):
             return True
         if word == "leave":
             self._need_connection()
-            self.send(Leave())
-            if self.room:
-                with contextlib.suppress(OSError):
-                    self.store.forget_seat(self.server, self.room)
-            self.token = None
-            self.quit_requested = True
+            if self.spectator or self.me is None:
+                self.send(Leave())  # no seat to give up: as a quit
+                self.quit_requested = True
+                return True
+            self.quit_question = LEAVE_LOBBY if self.in_lobby else LEAVE_GAME
+            self.status = None
             return True
         if word in ("pause", "resume", "skip", "kick", "start", "settings", "order"):
             if not self.is_host():

@@ -532,7 +532,10 @@ def result_rows(session: Session, r: ResultView, width: int = 80) -> list[Row]:
     v = session.view
     players = v.players if v else []
     shown = [p for p in players if p.seat in r.points or p.seat in r.words or p.seat in r.reasons]
-    name_w = max([cells(p.name) for p in shown] + [4]) + 1
+    # The names give way before the reasons do: a name of 24 wide characters left a reason
+    # column of three cells at 60 columns, 167 lines to page through (found by review).
+    name_cap = max(6, width // 4)
+    name_w = min(max([cells(p.name) for p in shown] + [4]), name_cap) + 1
     pts_w = max([len(f"{r.points.get(p.seat, 0):+d}") for p in shown] + [2]) + 2
     for p in shown:
         pts = r.points.get(p.seat, 0)
@@ -545,7 +548,8 @@ def result_rows(session: Session, r: ResultView, width: int = 80) -> list[Row]:
         if p.seat in r.invalid and not any(pt.rule == "P5" for pt in reasons):
             why += f" (invalid: {r.invalid[p.seat]})"
         wtext = f"'{word}'" if word else "(no word)"
-        lead = "  " + p.name + " " * (name_w - cells(p.name)) + f"{pts:+d}".ljust(pts_w)
+        name = shorten(p.name, name_w - 1)
+        lead = "  " + name + " " * (name_w - cells(name)) + f"{pts:+d}".ljust(pts_w)
         hang = " " * (cells(lead) + 2)
         out += _rows(f"class:player.{p.colour}", f"{wtext}: {why}", width, indent=lead, hang=hang)
     return out

@@ -198,6 +198,7 @@ class Session(Inputs):
         #: The command that watches the room whose game started without this player.
         self.watch_instead: str | None = None
         self.watching_instead = False
+        self.gave_up_seat = False
         self.paused_on_quit = False
         self._auto_card: Overlay | None = None  # the results card that opened by itself
         self._talk_of: str | None = None  # the room whose table talk the feed holds
@@ -646,8 +647,13 @@ class Session(Inputs):
             self.marks = set()
             self.sub = ()
             self.kick_question = None  # board numbers may name others now
-            self.confirm_word = None
             self.status = None  # a warning or a refusal belongs to the phase it was said in
+            if self.confirm_word is not None and self._owner is not None:
+                # Asked about ("lock it in anyway?"), never answered: it was lost without a
+                # line when the summon closed (found by review); said as for text typed.
+                word, self.confirm_word = self.confirm_word, None
+                self._left_behind(self._owner, word)
+            self.confirm_word = None
             if old is not None and old.phase == "lobby" and v.phase != "lobby":
                 self.form = None
                 if self.first_time:

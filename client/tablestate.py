@@ -115,6 +115,7 @@ class TableState:
     watch_instead: str | None  #: the command that watches a room one could not sit in
     watching_instead: bool  #: watching because a seat was refused (``Session.watch_here``)
     paused_on_quit: bool  #: this client paused its make play game as it quit
+    gave_up_seat: bool  #: /leave, confirmed: the seat was given up for good
     draft: str | None
     overlay: Overlay | None
     _keys_ignored_until: float  #: see ``client.inputs.KEYS_PAUSE``

@@ -88,7 +88,9 @@ def test_text_for_a_closed_summon_is_not_carried_into_the_review(tmp_path):
     h.show(view("review", players=published))
     assert s.settle_input("crimson") == ""  # emptied: never read as "c" for challenge
     assert s.feed[-1].text == "not sent, the summon closed: 'crimson'"
-    assert s.status is None  # said once: the feed, which keeps the text to type again
+    # the feed keeps the text to type again; the status line says it where the eye is (in
+    # the feed it went out of sight under the reveals within a second: found by review)
+    assert s.status == ("warn", "Not sent, the summon closed: 'crimson'.")
     assert s.settle_input("") is None and h.sent == []
 
 
@@ -118,7 +120,8 @@ def test_a_refusal_made_while_waiting_goes_when_the_turn_comes(tmp_path):
     assert s.status is not None and s.status[1].startswith("Not your turn yet")
     h.show(view("spell", turn=0))
     assert s.settle_input("hello") == ""
-    assert s.status is None and s.feed[-1].text == "not sent, it was not your turn: 'hello'"
+    assert s.feed[-1].text == "not sent, it was not your turn: 'hello'"
+    assert s.status == ("warn", "Not sent, it was not your turn: 'hello'.")  # not the refusal
 
 
 def test_a_refusal_that_ends_a_sequence_of_keys_is_drawn_not_taken_for_a_new_question(tmp_path):
@@ -2241,3 +2244,81 @@ def test_the_share_and_come_back_lines_of_a_pinned_server_carry_its_pin(tmp_path
     assert f"play wss://127.0.0.1:8765 --pin {pin} --room ABCD --name Ann" in come_back
     s.pin = None  # signed by an authority: nothing to pin
     assert "--pin" not in farewell(s, local=False)[1]
+
+
+@pytest.mark.parametrize("width", [80, 60, 45])
+def test_a_long_name_gives_way_to_the_reasons_on_the_results_card(tmp_path, width):
+    """Found by review: the name column was as wide as the longest name, so a name of 24 wide
+    characters left the reasons three cells at 60 columns (a card of 167 lines)."""
+    h = Harness(tmp_path)
+    dragon = "🐉🦄🐙🦀🐝🦋🐢🦊🐺🦁🐯🐻🐼🐨🐸🐵🦉🦅🦆🐧🐦🐤🐣🐥"
+    seats = players(0, Bob={"name": dragon})
+    h.show(view("choose", round=2, players=seats, results=[result()]))
+    rows = screen.result_rows(h.session, result(), width)
+    text = ["".join(t for _, t in row.line) for row in rows]
+    assert all(cells(line) <= width for line in text)
+    assert len(rows) <= 14, "\n".join(text)  # a reason takes a line or three, not dozens
+    bob = next(line for line in text if "🐉" in line and "+3" in line)
+    assert "…" in bob and "'spaceship'" in bob  # the name cut, the word on its line
+
+
+def test_leave_asks_first_and_says_the_seat_is_given_up(tmp_path):
+    """Found by review: /leave mid-game gave the seat up for good at once, and the terminal
+    was left blank. It asks first (n keeps the seat, Ctrl-Q then quits without giving it up),
+    and the goodbye says so."""
+    from conjure.client.app import farewell
+    from conjure.client.inputs import LEAVE_GAME
+
+    h = Harness(tmp_path)
+    s = h.session
+    s.on_message(Seated(room="ABCD", seat=0, player_id="p0", token="t" * 43))
+    h.show(view("spell", turn=1))
+    assert s.submit("/leave") and s.quit_question == LEAVE_GAME
+    assert not any(isinstance(m, Leave) for m in h.sent) and not s.quit_requested
+    assert s.prompt() == LEAVE_GAME
+    s.key("n")
+    assert s.quit_question is None and s.token == "t" * 43
+    s.submit("/leave")
+    # Ctrl-Q over the question is a quit, not a yes: here the host's own question
+    assert s.request_quit() is False and s.quit_question == HOST_QUITS
+    assert s.token == "t" * 43 and not any(isinstance(m, Leave) for m in h.sent)
+    s.key("n")
+    s.submit("/leave")
+    s.key("y")
+    assert s.quit_requested and isinstance(h.sent[-1], Leave) and s.token is None
+    assert h.store.load_seat(URL, "ABCD") is None
+    assert farewell(s, local=False) == [
+        "Left room ABCD: you gave up your seat in its game for good."
+    ]
+
+
+def test_a_move_key_on_a_card_in_the_review_closes_it_and_is_made(tmp_path):
+    """Found by review: in the review, F1 (or F3, or ?) then d closed the card and did
+    nothing else, with nothing said: the d was lost. Enter and Esc still only close it."""
+    from conjure.protocol.messages import ReviewDone
+
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("review"))
+    s.key("f1")
+    assert s.overlay is not None
+    s.key("escape")
+    assert s.overlay is None and h.sent == []
+    s.key("?")
+    s.key("d")
+    assert s.overlay is None and h.sent == [ReviewDone()]
+
+
+def test_a_word_still_asked_about_when_the_summon_closes_is_said_not_sent(tmp_path):
+    """Found by review: 'lollipopp' asked "Lock in anyway? y/n" and the clock ran out: the
+    word was gone without a line, the row showed no word."""
+    h = Harness(tmp_path)
+    s = h.session
+    h.show(view("commit"))
+    assert s.settle_input("") is None
+    assert s.submit("lollipopp") is True and s.confirm_word == "lollipopp"
+    h.show(view("reveal"))
+    s.settle_input("")
+    assert s.confirm_word is None
+    assert s.feed[-1].text == "not sent, the summon closed: 'lollipopp'"
+    assert s.status == ("warn", "Not sent, the summon closed: 'lollipopp'.")
