@@ -60,6 +60,9 @@ from conjure.protocol.wording import NAME_PLACEHOLDER, final_words
 DEFAULT_URL = "ws://localhost:8765"
 #: Seconds a leave sent as the client quits may take to reach the server (``App._left``).
 LEAVE_GRACE = 1.5
+CTRL_C_CLEARED = "Line cleared (Ctrl-C on an empty line, or Ctrl-Q, quits)."
+CTRL_V_PASTE = "Ctrl-V does not paste here: use your terminal's paste (often Ctrl-Shift-V)."
+CTRL_Z_NOTHING = "Ctrl-Z does nothing here: Ctrl-Q quits."
 
 
 class SizedText(UIControl):
@@ -153,7 +156,7 @@ class ClientApp:
         # nothing happened); on a line with text it keeps the editor's own meaning.
         empty_line = Condition(lambda: not self.buffer.text)
 
-        @kb.add("c-c", eager=True)
+        @kb.add("c-c", filter=empty_line, eager=True)
         @kb.add("c-q", eager=True)
         @kb.add("c-d", filter=empty_line, eager=True)
         @kb.add(Keys.SIGINT)
@@ -163,6 +166,20 @@ class ClientApp:
             else:
                 self.settle()
                 event.app.invalidate()
+
+        @kb.add("c-c", filter=~empty_line, eager=True)
+        def _clear_first(event) -> None:
+            # Many press Ctrl-C to clear a line: with text typed it quit the game at once, the
+            # word lost and the seat away on its turn (found by review). It clears the line.
+            self.buffer.text = ""
+            s.say("info", CTRL_C_CLEARED)
+
+        @kb.add("c-v", eager=True)
+        @kb.add("c-z", eager=True)
+        def _not_here(event) -> None:
+            # Ctrl-V was the editor's quoted insert (the next key went in as it was), Ctrl-Z a
+            # control character in the word, refused as not shown (found by review).
+            s.say("info", CTRL_V_PASTE if event.key_sequence[0].key == "c-v" else CTRL_Z_NOTHING)
 
         @kb.add("c-u", eager=True)
         def _clear(event) -> None:

@@ -32,12 +32,12 @@ from conjure.client.texts import (
     CONJURER_SUMMONING_WORD,
     HELP,
     HELP_SPECTATOR,
-    HOWTO,
     HOWTO_SHORT,
     HOWTO_SHORT_DARK,
     SPELL_WORD,
     SUMMONING_WORD,
     WATCHED_SUMMONING_WORD,
+    howto_for,
 )
 from conjure.protocol.cells import ljust
 from conjure.protocol.counts import MAX_PLAYERS, MIN_PLAYERS, crystal_range
@@ -857,7 +857,7 @@ def join_rows(session: Session, width: int = 80) -> list[Row]:
         out += _rows("class:dim", "Connecting…", width, 0, "  ")
     if session.first_time:
         out += _rows("class:title", "How to play (F2 shows it again)", width, 3)
-        for para in HOWTO:
+        for para in howto_for(session.view.settings.variant if session.view else None):
             out += _rows("", para, width, 3, "  ", "     ")
     return out
 
@@ -1018,7 +1018,7 @@ def overlay_rows(session: Session, width: int = 80) -> list[Row]:
         return _rows("class:title", "The whole panel", width) + panel_rows(session, width)
     if card.kind == "howto":
         out = _rows("class:title", "How to play Conjure", width)
-        for para in HOWTO:
+        for para in howto_for(session.view.settings.variant if session.view else None):
             out += _rows("", para, width, 0, "", "   ")
         return out
     out = _rows("class:title", "Help", width)

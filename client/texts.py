@@ -25,6 +25,14 @@ CONJURER_SUMMONING_WORD = (
 )
 STARS = "★: a category is worth 1 to 3 stars, the points a match scores"
 
+#: What Dark Magic changes (the last paragraph of ``HOWTO``).
+HOWTO_DARK = (
+    "Dark Magic: the conjurer writes the summoning word first, before any spell word, and "
+    "writes no spell word; the others write theirs, starting after the conjurer; the "
+    "conjurer then marks 0 to 4 boards. The conjurer's word may be or contain a spell word "
+    "(it was written before them); everyone else's still may not."
+)
+
 HOWTO: list[str] = [
     "One round per player; each round one player is the conjurer (✦).",
     "1. Choose. The conjurer chooses a category card. " + STARS + ".",
@@ -46,11 +54,18 @@ HOWTO: list[str] = [
     "conjurer, players who match each other score 2 per star each. If everyone matches, "
     "everyone but the conjurer scores 1. An invalid word costs 3. After the last round the "
     "highest total wins.",
-    "Dark Magic: the conjurer writes the summoning word first, before any spell word, and "
-    "writes no spell word; the others write theirs, starting after the conjurer; the "
-    "conjurer then marks 0 to 4 boards. The conjurer's word may be or contain a spell word "
-    "(it was written before them); everyone else's still may not.",
+    HOWTO_DARK,
 ]
+
+
+def howto_for(variant: str | None) -> list[str]:
+    """How to play, for a room of ``variant``: in a Dark Magic room what the variant changes
+    comes first (a joiner read steps 2 and 3, "starting with the conjurer", "2 to 4 boards",
+    as this room's: found by review)."""
+    if variant == "dark-magic":
+        return ["This room plays " + HOWTO_DARK, *HOWTO[:-1]]
+    return HOWTO
+
 
 #: The first time, in the lobby: the game in three lines, and where the rest is.
 HOWTO_SHORT = (
@@ -68,7 +83,7 @@ HELP: list[str] = [
     "Keys",
     "  Enter: send what you typed. Ctrl-U: clear it. Esc: cancel a choice, close a card.",
     "  PgUp/PgDn: scroll the table talk, or a card. "
-    "Ctrl-Q (or Ctrl-C, or Ctrl-D on an empty line): quit, your seat kept.",
+    "Ctrl-Q (or Ctrl-C or Ctrl-D on an empty line): quit, your seat kept.",
     "  F1 or /help: this help. F2 or /howto: how to play. F3 or /results: the last results. "
     "F4: the whole panel, when it does not fit.",
     "Crystals (the conjurer): board numbers toggle a crystal; Enter places them.",

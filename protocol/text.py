@@ -223,7 +223,17 @@ def unshown_problem(text: str, what: str, *, emoji: bool = False) -> str | None:
     ch = first_unshown(text, emoji=emoji)
     if ch is None:
         return None
-    return f"{what} holds {describe(ch)}, {kind_of(ch)}"
+    hint = _EMOJI_HINTS.get(ch)
+    return f"{what} holds {describe(ch)}, {kind_of(ch)}" + (f" ({hint})" if hint else "")
+
+
+#: What to do about the characters an emoji picker puts in a word: "heart❤️" was refused for a
+#: character nobody typed, without saying what to do (found by review).
+_EMOJI_HINTS = {
+    "\ufe0f": "an emoji picker adds it after a heart and others: delete it, the emoji stays",
+    "\u200d": "it joins emoji into one, as an astronaut is a person and a rocket: use a "
+    "single emoji",
+}
 
 
 def shown_line_problem(text: str, what: str, *, emoji: bool = False) -> str | None:

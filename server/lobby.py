@@ -255,8 +255,11 @@ def build_deck(settings: RoomSettings) -> list[Card]:
                 "no_default_deck", f"The default deck cannot be read on this server ({exc})."
             ) from None
     if settings.deck in ("custom", "default+custom"):
-        seen = {c.text.casefold() for c in cards}
-        cards.extend(c for c in settings.custom_cards if c.text.casefold() not in seen)
+        # A custom card named as a default one takes its place, with the host's stars: it was
+        # dropped, a host's "weapon ★★★" dealt as the default "Weapon ★" (found by review).
+        custom = {c.text.casefold(): c for c in settings.custom_cards}
+        cards = [custom.pop(c.text.casefold(), c) for c in cards]
+        cards.extend(c for c in settings.custom_cards if c.text.casefold() in custom)
     return cards
 
 

@@ -530,3 +530,29 @@ async def test_ctrl_d_on_an_empty_line_quits_and_on_a_line_with_text_does_not(se
         ann.type("\x04")  # nobody else seated: quits at once, as Ctrl-Q does
         await wait_until(lambda: not ann.client.app.is_running, what="the client to quit")
         assert await ann.stop() == 0
+
+
+async def test_ctrl_c_with_text_clears_the_line_and_on_an_empty_one_quits(server, tmp_path):
+    """Found by review: Ctrl-C, which many press to clear a line, quit the game at once with a
+    spell word typed. Ctrl-V (the editor's quoted insert) and Ctrl-Z (a control character in
+    the word) put nothing in the line and say what to do instead."""
+    from conjure.client.app import CTRL_C_CLEARED, CTRL_V_PASTE
+
+    async with HeadlessClient(opts(server, tmp_path, create=True, ask_settings=False)) as ann:
+        await ann.wait(phase_is("lobby"))
+        await keys(ann, "/say lolli")
+        ann.type("\x16")  # Ctrl-V
+        await ann.idle()
+        await keys(ann, "pop")
+        assert ann.client.buffer.text == "/say lollipop"
+        assert ann.client.session.status == ("info", CTRL_V_PASTE)
+        ann.type("\x1a")  # Ctrl-Z
+        await ann.idle()
+        assert ann.client.buffer.text == "/say lollipop"
+        ann.type("\x03")  # Ctrl-C with text: the line is cleared, the game goes on
+        await ann.idle()
+        assert ann.client.app.is_running and ann.client.buffer.text == ""
+        assert ann.client.session.status == ("info", CTRL_C_CLEARED)
+        ann.type("\x03")  # on an empty line: quits (nobody else is seated)
+        await wait_until(lambda: not ann.client.app.is_running, what="the client to quit")
+        assert await ann.stop() == 0

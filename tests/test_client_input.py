@@ -2322,3 +2322,18 @@ def test_a_word_still_asked_about_when_the_summon_closes_is_said_not_sent(tmp_pa
     assert s.confirm_word is None
     assert s.feed[-1].text == "not sent, the summon closed: 'lollipopp'"
     assert s.status == ("warn", "Not sent, the summon closed: 'lollipopp'.")
+
+
+def test_in_a_dark_magic_room_how_to_play_starts_with_what_the_variant_changes(tmp_path):
+    """Found by review: a joiner of a Dark Magic room read the standard steps ("starting with
+    the conjurer", "crystals on 2 to 4 boards") as the room's."""
+    from conjure.client.texts import HOWTO_DARK
+
+    h = Harness(tmp_path)
+    h.show(view("spell", variant="dark-magic"))
+    h.session.key("f2")
+    lines = screen.middle(h.session, 80, 19).lines
+    text = " ".join("".join(t for _, t in line) for line in lines)
+    first = "This room plays " + HOWTO_DARK
+    assert " ".join(first.split()[:8]) in " ".join(text.split())
+    assert text.index("This room plays Dark Magic") < text.index("1. Choose.")

@@ -213,3 +213,20 @@ def test_operator_log_lines_carry_a_timestamp_and_level():
     line = out.stderr.strip()
     assert line.endswith("INFO    conjure.server: room ABCD: created by 127.0.0.2"), line
     assert line[:4].isdigit() and line[4] == "-"  # 2026-12-01 16:00:00 ...
+
+
+def test_a_custom_card_named_as_a_default_one_takes_its_place_with_the_hosts_stars():
+    """Found by review: in "default + custom", a custom "weapon ★★★" was dropped for the
+    default "Weapon ★", without a word to the host."""
+    from conjure.protocol.deck import Card, default_deck
+    from conjure.protocol.messages import RoomSettings
+    from conjure.server.lobby import build_deck
+
+    default = default_deck()
+    name = default[0].text
+    stars = 3 if default[0].stars != 3 else 1
+    own = [Card(text=name.lower(), stars=stars), Card(text="Famous bridge", stars=2)]
+    deck = build_deck(RoomSettings(deck="default+custom", custom_cards=own))
+    assert len(deck) == len(default) + 1
+    assert deck[0] == own[0] and deck[-1] == own[1]
+    assert sum(c.text.casefold() == name.casefold() for c in deck) == 1

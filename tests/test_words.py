@@ -377,3 +377,15 @@ def test_sections_are_split_at_lines_that_open_one() -> None:
     assert sections == {"one": ["x", "y [z]", "w"], "two": []}
     assert read_sections("[only]\na") == ([], {"only": ["a"]})
     assert read_sections("") == ([], {})
+
+
+def test_an_emoji_pickers_unshown_characters_are_refused_with_what_to_do():
+    """Found by review: "heart❤️" was refused for U+FE0F, which nobody typed, without a word
+    on what to do."""
+    from conjure.protocol.words import validate_written
+
+    said = validate_written("heart\u2764\ufe0f")
+    assert said is not None and "U+FE0F" in said and "delete it, the emoji stays" in said
+    said = validate_written("astro\U0001f469\u200d\U0001f680")
+    assert said is not None and "use a single emoji" in said
+    assert validate_written("heart\u2764") is None
