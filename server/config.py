@@ -107,6 +107,10 @@ class ServerConfig:
     abandon_after: float = 1800.0
     #: Seconds between tries to write a game log again after an append failed (disk full).
     log_retry: float = 5.0
+    #: Megabytes the disk holding ``replays`` must keep free for a new game to start. Why: each
+    #: log is bounded, their sum is not: from one address, games started and left to time
+    #: out wrote about 250 MB a day (found by review); a full disk holds every game under way.
+    min_free_mb: int = 256
     #: Spectators are sent at most one update per this many seconds (changes in between coalesce).
     spectator_interval: float = 0.25
     #: Seconds the seats' clients have to add their share to the shuffle (protocol.deal); a seat
@@ -164,4 +168,5 @@ TUNABLE: dict[str, type] = {
     "lobby_idle_close": float,
     "idle_close": float,
     "abandon_after": float,
+    "min_free_mb": int,
 }

@@ -7,6 +7,7 @@ behaviour can be driven without sockets or a disk: the server passes :class:`Dis
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -15,7 +16,7 @@ import trio
 
 from conjure.protocol.messages import ServerMsg
 from conjure.server.logformat import LogRecord
-from conjure.server.logstore import Batch, open_writer, reopen_after_failure
+from conjure.server.logstore import Batch, LogError, open_writer, reopen_after_failure
 
 if TYPE_CHECKING:
     from conjure.server.patching import Sent
@@ -112,10 +113,18 @@ class Viewer(Protocol):
 class DiskLogStore:
     """Logs as files ``<replays>/<game_id>.jsonl`` (``server.logstore``)."""
 
-    def __init__(self, replays: Path) -> None:
+    def __init__(self, replays: Path, min_free: int = 0) -> None:
         self.replays = replays
+        self.min_free = min_free  #: bytes the disk must keep free for a new log
 
     async def create(self, game_id: str) -> GameLog:
+        if self.min_free:
+            free = (await trio.to_thread.run_sync(shutil.disk_usage, self.replays)).free
+            if free < self.min_free:
+                raise LogError(
+                    f"its disk has {free >> 20} MB free, under the {self.min_free >> 20} MB a "
+                    "new game needs; games under way go on"
+                )
         return await open_writer(self.replays / f"{game_id}.jsonl")
 
     async def reopen(self, log: GameLog) -> tuple[list[LogRecord], GameLog]:

@@ -84,7 +84,7 @@ class GameServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         #: Where every room keeps its game's log.
-        self.store = DiskLogStore(config.replays)
+        self.store = DiskLogStore(config.replays, config.min_free_mb << 20)
         self.rooms: dict[str, Room] = {}
         #: Room codes a new room may not take: those of unfinished logs (``LoadReport``).
         self.held_rooms: set[str] = set()

@@ -45,6 +45,7 @@ HELP: dict[str, str] = {
     "lobby_idle_close": "seconds an empty lobby stays open",
     "idle_close": "seconds a finished game's room stays open once no player is connected",
     "abandon_after": "seconds a started game may have no connected player before it is abandoned",
+    "min_free_mb": "megabytes the disk holding the replays must keep free for a new game to start",
 }
 LOG_LEVELS = ("debug", "info", "warning", "error")
 

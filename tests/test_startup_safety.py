@@ -746,7 +746,8 @@ async def test_a_full_disk_holds_the_game_and_it_goes_on_when_space_is_back(
     from tests.clienthelpers import wait_until
     from tests.wsclient import open_table
 
-    server = await start_server(replays=small_disk / "replays", log_retry=0.2)
+    # (no floor of free space for a new game: this disk is small on purpose)
+    server = await start_server(replays=small_disk / "replays", log_retry=0.2, min_free_mb=0)
     async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
         ann = table[0]
         await ann.send(m.StartGame())
@@ -813,3 +814,26 @@ async def test_a_game_that_cannot_write_its_first_record_leaves_no_log_and_no_pr
         await ann.send(m.StartGame())
         await ann.wait_view(lambda v: v.round == 1)
         assert len(list(replays.glob("*.jsonl"))) == 1
+
+
+async def test_a_game_does_not_start_on_a_disk_under_its_floor_of_free_space(
+    start_server, tmp_path
+):
+    """Found by review: each log is bounded, their sum is not (from one address, games started
+    and left to time out wrote ~250 MB a day), and a full disk holds every game under way. A
+    new game needs ``min_free_mb`` free; the lobby stays as it was, told why."""
+    import shutil
+
+    from conjure.protocol import messages as m
+    from tests.wsclient import open_table
+
+    free_mb = shutil.disk_usage(tmp_path).free >> 20
+    server = await start_server(min_free_mb=free_mb + 1024)
+    async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
+        ann = table[0]
+        await ann.send(m.StartGame())
+        err = await ann.expect_error("log_unavailable")
+        assert "MB free" in err.message and "games under way go on" in err.message
+        v = await ann.wait_view(lambda v: v.phase == "lobby")
+        assert len(v.players) == 3
+    assert not list((tmp_path / "replays").glob("*.jsonl"))
