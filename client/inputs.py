@@ -12,7 +12,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from conjure.client.prompts import Prompts, quoted
+from conjure.client.prompts import KICK_NAME, Prompts, quoted
 from conjure.client.setupform import SetupForm
 from conjure.client.statefile import ENV_LOCAL_SERVER
 from conjure.client.tablestate import NARROWEST, RULES, StatusKind, status_rows
@@ -1167,7 +1167,7 @@ class Inputs(Prompts):
                 seat = self._board_number(rest)
                 if word == "kick":  # for the whole game: asked first, as in the lobby
                     who = self.player(seat)
-                    name = shorten(who.name if who else "?", 18)
+                    name = shorten(who.name if who else "?", KICK_NAME)
                     where = "room" if self.in_lobby else "game for good"
                     self.kick_question = (
                         f"Remove {name} (board {seat + 1}) from the {where}? y/n: ",

@@ -20,6 +20,10 @@ QUOTED = 18
 #: end of its sentence ("Waiting for Ada's spell word ladle").
 WAITING = " › "
 #: The questions that ask this player nothing (:meth:`Prompts.prompt_owner`).
+#: Cells of a name in a removal's question: any name of Latin letters whole (24 at most), and
+#: the question on one line of 80 (it was cut at 18: "Remove Wolfeschleg…hausen": a review).
+KICK_NAME = 30
+
 NOT_ASKED = frozenset({"wait", "watch", "skipped", "out", "over"})
 
 #: The prompt of one who watches a full lobby instead, once a seat is free there.
@@ -222,7 +226,7 @@ class Prompts(TableState):
                     return "Remove which player (board number, Esc cancels)? "
                 if self.sub and self.sub[0] == "kick":
                     who = self.player(self.sub[1])
-                    name = shorten(who.name if who else "?", QUOTED)
+                    name = shorten(who.name if who else "?", KICK_NAME)
                     return f"Remove {name} (board {self.sub[1] + 1}) from the room? y/n: "
                 if self.sub == ("start",):
                     n = len([p for p in v.players if not p.kicked])

@@ -307,6 +307,8 @@ def _summon_cell(session: Session, p: PlayerView) -> tuple[str, str]:
         if v.phase == "reveal":
             if p.revealed:
                 return (f"{word} (revealed)" if word else "revealed"), ""
+            if not p.connected:  # (it said "revealing…" of one who was away: found by review)
+                return (f"{word} (not revealed)" if word else "locked in, not revealed"), ""
             return (f"{word} (revealing…)" if word else "locked in, revealing…"), ""
         return (f"{word} · locked in" if word else "locked in"), "class:ok"
     if v.phase == "commit" and any(s.seat == p.seat for s in session.summoners()):

@@ -460,5 +460,9 @@ def validate_written(text: str) -> str | None:
     if not has_visible(trimmed):
         return "The word is empty: write at least one letter."
     if len(trimmed) > MAX_WORD_LENGTH:
-        return f"The word is too long: at most {MAX_WORD_LENGTH} characters are allowed."
+        # (how many, as a name's refusal says: found by review)
+        return (
+            f"The word is too long: at most {MAX_WORD_LENGTH} characters are allowed; this "
+            f"one has {len(trimmed)}."
+        )
     return None

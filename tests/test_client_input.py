@@ -2337,3 +2337,30 @@ def test_in_a_dark_magic_room_how_to_play_starts_with_what_the_variant_changes(t
     first = "This room plays " + HOWTO_DARK
     assert " ".join(first.split()[:8]) in " ".join(text.split())
     assert text.index("This room plays Dark Magic") < text.index("1. Choose.")
+
+
+def test_a_player_away_during_the_reveal_is_not_said_to_be_revealing(tmp_path):
+    """Found by review: "away … locked in, revealing…" said of one who could not."""
+    h = Harness(tmp_path)
+    h.show(view("reveal", players=players(0, Bob={"committed": True, "connected": False},
+                                           Cat={"committed": True})))  # fmt: skip
+    bob = next(p for p in h.session.view.players if p.name == "Bob")
+    cat = next(p for p in h.session.view.players if p.name == "Cat")
+    assert screen._summon_cell(h.session, bob)[0] == "locked in, not revealed"
+    assert screen._summon_cell(h.session, cat)[0] == "locked in, revealing…"
+
+
+def test_a_removal_names_a_long_name_whole_on_one_line(tmp_path):
+    """Found by review: "Remove Wolfeschleg…hausen (board 2) from the room? y/n:" with the
+    whole line free; a name of 24 letters is named whole, the question still on one line."""
+    h = Harness(tmp_path)
+    s = h.session
+    long = "Wolfeschlegelsteinhausen"
+    h.show(view("spell", turn=1, players=players(0, Bob={"name": long})))
+    assert s.submit("/kick 2")
+    assert s.prompt() == f"Remove {long} (board 2) from the game for good? y/n: "
+    assert cells(s.prompt()) <= 80
+    wide = "東京都千代田区丸の内一丁目駅前広場の大きな"
+    h.show(view("spell", turn=1, players=players(0, Bob={"name": wide})))
+    s.key("n")
+    assert s.submit("/kick 2") and cells(s.prompt()) <= 80
