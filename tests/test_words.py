@@ -389,3 +389,16 @@ def test_an_emoji_pickers_unshown_characters_are_refused_with_what_to_do():
     said = validate_written("astro\U0001f469\u200d\U0001f680")
     assert said is not None and "use a single emoji" in said
     assert validate_written("heart\u2764") is None
+
+
+def test_a_spell_word_under_an_accent_or_an_apostrophe_is_flagged_not_judged():
+    """Found by review: "creme brulee" against the spell word "crème", and "dog's bowl"
+    against "dog", were not even flagged (C2); accents still count in matching (W2), and the
+    binding check (C1) still splits at spaces and hyphens only."""
+    from conjure.protocol.words import contains_written, hidden_inside
+
+    for summon, spell in [("creme brulee", "crème"), ("dog's bowl", "dog"),
+                          ("Pokemon card", "Pokémon"), ("rock\u2019n\u2019roll", "rock")]:  # fmt: skip
+        assert hidden_inside(summon, spell), (summon, spell)
+        assert not contains_written(summon, spell), (summon, spell)
+    assert not hidden_inside("category", "cat") and not hidden_inside("dogs", "cat")
