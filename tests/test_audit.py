@@ -1073,3 +1073,68 @@ def test_records_of_a_decision_the_damage_cut_are_counted_apart(sample, capsys):
         "  (the last record belongs to a decision the log does not hold whole: the replay stops "
         "before it)"
     )
+
+
+def _late_challenge_game(version: int):
+    """A game of rules version ``version`` whose round 1 has a challenge made a second before
+    the review's time runs out (V7: rules version 3 gives its voters time)."""
+    from conjure.protocol.events import Limits
+    from conjure.server.rules import commands as c
+    from tests.auditlogs import SAMPLE_CARDS, RecordingTable
+
+    t = RecordingTable(4, cards=SAMPLE_CARDS, limits=Limits(review=60.0), rules_version=version)
+    t.choose("Vehicle")
+    t.spell_by({"Ann": "wing", "Bob": "engine", "Cy": "sky", "Dee": "wheel"})
+    t.mark("Ann", "Bob")
+    t.summon({"Ann": "airplane", "Bob": "airplanes", "Cy": "glider", "Dee": "jet"})
+    t.now = t.g.deadline - 1.0  # type: ignore[operator]
+    t.run(c.Challenge(now=t.now, seat=2, target=0, rule="category"))
+    if version >= 3:
+        t.run(c.Vote(now=t.now, seat=3, proposal=0, yes=False))
+    t.timeout()
+    return t
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_game_is_audited_by_the_rules_of_its_own_version(tmp_path, capsys, version):
+    """Rules version 3 changed the engine (V7 among others): a version 2 game is decided again
+    by version 2's rules, a version 3 game by version 3's, and both verify."""
+    t = _late_challenge_game(version)
+    path = tmp_path / f"v{version}.jsonl"
+    write_log(path, t.decisions)
+    a = audit(path)
+    assert a.verified, a.problems
+    assert a.start is not None and a.start.rules_version == version
+    assert main(["replay", str(path), "--no-state-dir"]) == 0
+    out = capsys.readouterr().out
+    extended = "so that its voters can vote" in out
+    assert extended == (version >= 3)
+    case = t.g.results[0].case
+    # version 2: carried 1-0 on the challenger's vote alone, the matching words invalid
+    assert case == ("conjured" if version >= 3 else "failed"), case
+
+
+def test_an_unfinished_version_2_game_is_resumed_and_plays_on_by_its_rules(tmp_path):
+    """A server upgraded to rules version 3 goes on with a version 2 game it finds unfinished
+    (as it refuses a version 1 one, whose log holds no commands): same state, same rules."""
+    from conjure.server.recovery import load_replays
+    from conjure.server.rules import commands as c
+    from tests.auditlogs import SAMPLE_CARDS, RecordingTable
+
+    t = RecordingTable(4, cards=SAMPLE_CARDS, rules_version=2)
+    t.choose("Vehicle")
+    t.spell_by({"Ann": "wing", "Bob": "engine", "Cy": "sky", "Dee": "wheel"})
+    replays = tmp_path / "replays"
+    replays.mkdir()
+    write_log(replays / "game-1.jsonl", t.decisions)
+    said: list[str] = []
+    report = load_replays(replays, said.append)
+    assert len(report.resumed) == 1, said
+    game = report.resumed[0].game
+    assert game.rules_version == 2 and game.phase == "mark"
+    from conjure.server.rules import decide
+
+    out = decide(game, c.MarkBoards(now=t.now, seat=0, boards=(0, 1)))
+    assert isinstance(out, list) and out  # played on
+    for w in report.resumed:
+        w.writer.close()
