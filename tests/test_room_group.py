@@ -23,7 +23,6 @@ from test_room_unit import (
     FakeViewer,
     MemoryStore,
     Request,
-    ask,
     at_the_summon,
     behind_a_held_write,
     commit,
@@ -271,7 +270,8 @@ async def test_a_kicked_player_first_hears_of_their_own_move_before_the_kick(mos
 @pytest.mark.parametrize("most", [16, 1])
 async def test_no_move_is_decided_after_the_phase_deadline(most, monkeypatch):
     """Deciding takes time (here 1 ms a command): a group stops at the deadline, as the room's
-    timer would come between two requests taken one at a time."""
+    timer would come between two requests taken one at a time. (The summon's commitments: a
+    late proposal in the review moves its deadline on purpose, V7.)"""
     monkeypatch.setattr(room_mod, "GROUP_MOST", most)
     now = [1000.0]
     real = room_mod.decide_and_fold
@@ -287,28 +287,22 @@ async def test_no_move_is_decided_after_the_phase_deadline(most, monkeypatch):
         await start(room, store, table)
         await to_commit(room, table)
         g = room.game
-        assert g is not None and g.round is not None
-        words = {0: "moon", 1: "star", 2: "comet"}
-        nonces = {s: secrets.token_bytes(32) for s in words}
-        for s, v in enumerate(table):
-            c = commitment(g.setup.game_id, g.round.number, s, nonces[s], words[s])
-            await ask(room, v, m.CommitSummon(commitment=c))
-        for s, v in enumerate(table):
-            await ask(room, v, m.RevealSummon(word=words[s], nonce=nonces[s].hex()))
-        g = room.game
-        assert g is not None and g.phase == "review" and g.deadline is not None
+        assert g is not None and g.round is not None and g.phase == "commit"
+        assert g.deadline is not None
         deadline = g.deadline
-        now[0] = deadline - 0.0025  # the review has 2.5 ms left
+        now[0] = deadline - 0.0025  # the summon has 2.5 ms left
+        words = {0: "moon", 1: "star", 2: "comet"}
         requests = [
-            Request(table[0], m.ChallengeWord(seat=1, rule="noun")),
-            Request(table[1], m.ChallengeWord(seat=2, rule="noun")),
-            Request(table[2], m.ChallengeWord(seat=0, rule="noun")),
-            Request(table[0], m.ChallengeWord(seat=2, rule="category")),
-        ]
+            Request(v, m.CommitSummon(commitment=commitment(
+                g.setup.game_id, g.round.number, s, secrets.token_bytes(32), words[s])))
+            for s, v in [*enumerate(table), (0, table[0])]  # (Ann's word replaced, last)
+        ]  # fmt: skip
         for r in requests:
             room.submit(r)
         with trio.fail_after(PATIENCE):
             for r in requests:
                 await r.done.wait()
         log = store.logs[g.setup.game_id]
-        assert not [r for r in log.records if r.type == "proposal_made" and r.ts >= deadline]
+        committed = [r for r in log.records if r.type == "committed"]
+        assert committed and not [r for r in committed if r.ts >= deadline]
+        assert len(committed) < len(requests)  # the clock closed the summon between them

@@ -798,7 +798,7 @@ async def test_a_game_that_cannot_write_its_first_record_leaves_no_log_and_no_pr
     from tests.wsclient import open_table
 
     replays = small_disk / "replays"
-    server = await start_server(replays=replays)
+    server = await start_server(replays=replays, min_free_mb=0)  # (a small disk on purpose)
     async with open_table(server.url, ["Ann", "Bob", "Cy"]) as table:
         ann = table[0]
         filler = fill(small_disk)
