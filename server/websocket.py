@@ -451,15 +451,17 @@ def _refusal(status: int) -> bytes:
 def _request_problem(request: bytes) -> int | None:
     """The HTTP status that refuses an upgrade request before it is parsed, or None.
 
-    What RFC 6455 4.1-4.2.1 asks of one that the HTTP parser lets through (found by review:
-    a key of three letters, a body, folded header lines, an absolute
-    URI were all upgraded), and no more header lines than ``MAX_HEADER_LINES`` (each costs the
-    parser time on the event loop).
+    What RFC 6455 4.1-4.2.1 asks of one that the HTTP parser lets through (found by review: a
+    key of three letters, a body, folded header lines, an absolute URI were all upgraded), and
+    no more header lines than ``MAX_HEADER_LINES`` (each costs the parser time on the event
+    loop).
     """
     head = request.lstrip(b"\r\n")
     # (the blank line that ends it, and what follows it, left out; a bare LF ends a line too,
     # as RFC 9112 2.2 lets a server take it)
     lines = [line.removesuffix(b"\r") for line in head.split(b"\n")[:-2]]
+    if not lines:
+        return 400  # blank lines alone
     if len(lines) - 1 > MAX_HEADER_LINES:
         return 431
     method, _, rest = lines[0].partition(b" ")

@@ -536,8 +536,10 @@ UPGRADE_TAIL = b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Vers
          + b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", b"400"),
         (b"GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n" + UPGRADE_TAIL
          + b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", b"400"),
+        (b"\r\n\r\n", b"400"),  # blank lines alone (the check once read past them)
     ],
-    ids=["header-bomb", "short-key", "content-length", "chunked", "absolute-uri", "folded"],
+    ids=["header-bomb", "short-key", "content-length", "chunked", "absolute-uri", "folded",
+         "blank"],
 )  # fmt: skip
 async def test_an_upgrade_request_is_held_to_rfc_6455_before_it_is_parsed(server, request_, status):
     """Found by review: each of these was upgraded (or, the first, cost 20 times a real
