@@ -313,22 +313,23 @@ class StateDir:
                 kept["seat"] = seat
             if name is not None:
                 kept["name"] = name
-            data["deals"][f"{room}|{commitment}"] = kept
+            data["deals"][_deal_key(server, room, commitment)] = kept
 
         self._update_secrets(change)
 
-    def name_deal(self, room: str, commitment: str, game_id: str) -> None:
+    def name_deal(self, room: str, commitment: str, game_id: str, server: str = "") -> None:
         """Keep the game id the server named once this deal was dealt: the audit fails a log
-        that gives the deal's game another id (its receipts are kept under the id told)."""
+        that gives the deal's game another id (its receipts are kept under the id told).
+        ``server``: as given to :meth:`save_deal` (it tells computer players' deals apart)."""
 
         def change(data: dict) -> None:
-            kept = data["deals"].get(f"{room}|{commitment}")
+            kept = data["deals"].get(_deal_key(server, room, commitment))
             if isinstance(kept, dict) and "game_id" not in kept:
                 kept["game_id"] = game_id
 
         self._update_secrets(change)
 
-    def load_deals(self) -> list[dict[str, Any]]:
+    def load_deals(self) -> list[dict[str, Any]]:  # (the keys are this file's: _deal_key)
         """Every deal kept (``save_deal``), oldest first."""
         deals = [d for d in self.read_secrets()["deals"].values() if isinstance(d, dict)]
         return sorted(deals, key=_newest)
@@ -441,6 +442,14 @@ class StateDir:
                 os.write(fd, f"{stamp} {text.rstrip()}\n".encode())
             finally:
                 os.close(fd)
+
+
+def _deal_key(server: str, room: str, commitment: str) -> str:
+    """Where a kept deal goes in ``deals``: by room and commitment, and for a computer player
+    its name too (the URL's fragment, ``client.bots.player.bot_seat_server``): the bots that
+    share a state directory were dealt the same deal, and each kept over the other's."""
+    fragment = urlsplit(server).fragment if "#" in server else ""
+    return f"{room}|{commitment}" + (f"|{fragment}" if fragment else "")
 
 
 def _newest(entry: dict[str, Any]) -> float:

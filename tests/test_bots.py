@@ -309,6 +309,47 @@ def test_bot_seats_are_found_at_the_same_servers_new_port(tmp_path):
     assert [e["name"] for e in saved_bots(store, new, "NZRM")] == ["Ada", "Bo"]
 
 
+async def test_bots_keep_their_deal_shares_for_the_audit(server, tmp_path):
+    """Found by review: a bot kept no share of the deal even with a state directory, so
+    `conjure replay --state-dir` on it said the bots' shares were the server's word, and to
+    give a state directory, which could not help. Bots with one keep theirs, as a person's
+    client does."""
+    from pathlib import Path
+
+    from conjure.server.audit_verify import audit
+
+    state = tmp_path / "bots"
+    host = Bot(
+        BotOptions(
+            url=server.url,
+            create=m.RoomSettings(),
+            start_when=lambda v: len(v.players) == 3 and all(p.connected for p in v.players),
+            delay=NO_DELAY,
+            challenge_rate=0,
+            log=lambda line: None,
+        ),
+        NamePool(["Zoe"]),
+    )
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(host.run)
+        with trio.fail_after(10):
+            await host.seated.wait()
+        out = tmp_path / "bots.log"
+        with out.open("w") as log, trio.fail_after(60):
+            code = await runner.main(server.url, host.room or "", 2, [], 1, None, NO_DELAY,
+                                     state, log)  # fmt: skip
+    assert code == 0
+    view = host.view
+    assert view is not None and view.phase == "over" and view.game_id
+    kept = StateDir(state).read_secrets()["deals"]
+    assert len(kept) == 2 and all(d.get("game_id") == view.game_id for d in kept.values())
+    path = Path(server.config.replays) / f"{view.game_id}.jsonl"
+    a = audit(path, state_dirs=[state])
+    assert a.verified, a.problems
+    bots = {p.seat for p in view.players if p.name != "Zoe"}
+    assert a.deal_confirmed == bots
+
+
 async def test_a_bot_gives_up_on_a_server_it_cannot_reach():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -287,6 +287,8 @@ class Bot:
         self._last_key: dict[str, tuple] = {}  # message type -> key of the last one sent
         self._link: wire.Link | None = None
         self._bye: str | None = None
+        #: The deal kept last (room, commitment), until the server names its game.
+        self._dealt: tuple[str, str] | None = None
         self._changed = trio.Event()
         self._cancel: trio.CancelScope | None = None
         self.seated_now = False  # seated on the current connection (the backoff starts over)
@@ -402,6 +404,7 @@ class Bot:
             self.opts.url, client=CLIENT_NAME, trust=self._trust, strict=False, computer=True
         ) as link:
             self._link = link
+            link.on_deal = self._keep_deal
             try:
                 self.connections += 1
                 self._retrying = None  # (a later failure is news again)
@@ -480,12 +483,40 @@ class Bot:
 
     # ------------------------------------------------------------------ messages
 
+    def _keep_deal(self, commitment: str, share: str) -> None:
+        """A deal opened for this seat: kept in the state directory, as a person's client keeps
+        it (``client.net``), so that an audit given it confirms this seat's share (it said the
+        share was the server's word, and to give a state directory that held none: found by
+        review)."""
+        store = self.opts.store
+        if store is None or self.room is None:
+            return
+        v = self.view
+        seat = v.you if v is not None and v.phase == "lobby" else None
+        try:
+            store.save_deal(self._seat_server(), self.room, commitment=commitment, share=share,
+                            seat=seat, name=self.name)  # fmt: skip
+            self._dealt = (self.room, commitment)
+        except OSError as exc:  # the share still goes: the deal is not held up by a disk
+            self.say(f"could not keep the deal's share ({exc.strerror or exc})")
+
+    def _name_deal(self, view: m.View) -> None:
+        """The game id the server named once the kept deal was dealt (``StateDir.name_deal``)."""
+        if self._dealt is None or self.opts.store is None or not view.game_id:
+            return
+        if view.phase == "lobby":
+            return
+        with contextlib.suppress(OSError):
+            self.opts.store.name_deal(*self._dealt, view.game_id, server=self._seat_server())
+        self._dealt = None
+
     async def _on_message(self, msg: m.ServerMsg) -> None:
         match msg:
             case m.Seated():
                 await self._on_seated(msg)
             case m.Update(view=view, receipt=receipt):
                 self.view = view
+                self._name_deal(view)
                 self.view_at = trio.current_time()
                 if receipt is not None:
                     self.receipt = receipt
