@@ -402,6 +402,37 @@ def _summon_closed(a: Audit, r: RoundAudit, committed: set[int], clock: bool) ->
     return f"{why} with no word from {names}: reveals open"
 
 
+#: Why every player of a game went away at once: no player quits for the others (the
+#: report read "Ann went away (quit, or lost the connection)" five times over a restart, and
+#: never said the server had stopped: found by friends playing over TLS).
+EVERYONE_GONE = "the server stopped or restarted, or the network failed"
+
+
+#: Seconds within which every player's going counts as one event (the room logs each seat's
+#: presence as a decision of its own).
+GONE_TOGETHER = 2.0
+
+
+def _everyone_gone(r: RoundAudit) -> set[int]:
+    """The records (by seq) of goings that, within ``GONE_TOGETHER`` seconds, took every player
+    still in the game away, two or more of them."""
+    g = r.before
+    if g is None:
+        return set()
+    players = {p.seat for p in g.setup.players if p.seat not in g.kicked}
+    goes = [
+        (s.record.ts, s.record.seq, s.event.seat)
+        for s in r.steps
+        if isinstance(s.event, ev.PresenceChanged) and not s.event.connected
+    ]
+    together: set[int] = set()
+    for i, (first, _, _) in enumerate(goes):
+        within = [(seq, seat) for ts, seq, seat in goes[i:] if ts - first <= GONE_TOGETHER]
+        if len(players) >= 2 and {seat for _, seat in within} >= players:
+            together.update(seq for seq, _ in within)
+    return together
+
+
 def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
     """Every step of the round in time order, presence and the host's actions included."""
     out = []
@@ -409,11 +440,18 @@ def _other_lines(a: Audit, r: RoundAudit) -> list[str]:
     committed: set[int] = set()
     kind = None  # the command of the batch a step is in (logs of rules version 2 on)
     batch = reveal_batch = -1  # the seq that starts that batch; the reveal phase's
+    all_gone = _everyone_gone(r)
+    said_gone = -GONE_TOGETHER - 1.0  # when the last such line was said
     for s in r.steps:
         e = s.event
         at = since(s.record.ts, r.started)
         if s.record.cmd is not None:
             kind, batch = s.record.cmd.get("kind"), s.record.seq
+        if s.record.seq in all_gone:
+            if s.record.ts - said_gone > GONE_TOGETHER:  # one line for them all
+                said_gone = s.record.ts
+                out.append(f"{at}  everyone's connection went at once ({EVERYONE_GONE})")
+            continue
         match e:
             case ev.CardChosen():
                 out.append(f"{at}  {a.name(e.seat)} chose {_card(a, e.card)}")

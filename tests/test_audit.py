@@ -1138,3 +1138,26 @@ def test_an_unfinished_version_2_game_is_resumed_and_plays_on_by_its_rules(tmp_p
     assert isinstance(out, list) and out  # played on
     for w in report.resumed:
         w.writer.close()
+
+
+def test_every_player_gone_at_once_is_said_as_such(tmp_path, capsys):
+    """Found by friends playing over TLS: across a server restart the report read "... went
+    away (quit, or lost the connection)" once a player, and never said the server had stopped.
+    One line says everyone's connection went at once; one player's going is said as before."""
+    from conjure.server.audit import EVERYONE_GONE
+    from conjure.server.rules import commands as c
+    from tests.auditlogs import RecordingTable
+
+    t = RecordingTable(4)
+    t.choose(0)
+    t.run(c.Presence(now=t.now, seat=2, connected=False))  # Cy alone
+    t.run(c.Presence(now=t.now, seat=2, connected=True))
+    at = t.now
+    for seat in range(4):  # the server stopped: every seat's going, logged as it came back
+        t.run(c.Presence(now=at + 0.01 * seat, seat=seat, connected=False))
+    path = tmp_path / "g.jsonl"
+    write_log(path, t.decisions)
+    assert replay(str(path), "--round", "1") == 0
+    out = capsys.readouterr().out
+    assert out.count(f"everyone's connection went at once ({EVERYONE_GONE})") == 1
+    assert out.count("went away (quit, or lost the connection)") == 1  # Cy's own, earlier
