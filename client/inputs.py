@@ -96,6 +96,7 @@ HOST_QUITS = "You host this game: the others will play on with a new host. Quit?
 #: review: a player typed it mid-game and was at a blank terminal).
 LEAVE_GAME = "Give up your seat in this game for good (no coming back)? y/n: "
 LEAVE_LOBBY = "Leave this room (your seat goes)? y/n: "
+LEAVE_QUESTIONS = (LEAVE_GAME, LEAVE_LOBBY)
 KEYS_IGNORED = "(The keys right after it did nothing: type again.)"
 #: How the status line begins when typed text was not sent (``Inputs._left_behind``).
 NOT_SENT = "Not sent, "
@@ -346,7 +347,7 @@ class Inputs(Prompts):
         """The host said yes to quitting a game that plays on: the server is told they left, so
         the role passes at once (a host who just went was waited for as away, 30 s in which
         nobody at the table could pause or skip: seen with friends). True: quit now."""
-        if self.quit_question in (LEAVE_GAME, LEAVE_LOBBY):
+        if self.quit_question in LEAVE_QUESTIONS:
             self._leave_for_good()
         elif self.quit_question == HOST_QUITS and self.connected:
             self.send(Leave())
@@ -380,7 +381,7 @@ class Inputs(Prompts):
         The host of a game on another server is asked too (``HOST_QUITS``). A second Ctrl-Q is a
         yes.
         """
-        if self.quit_question in (LEAVE_GAME, LEAVE_LOBBY):
+        if self.quit_question in LEAVE_QUESTIONS:
             self.quit_question = None  # Ctrl-Q quits; the seat stays (not a yes to /leave)
         if self.quit_question is not None:
             return self._quit_confirmed()  # a second Ctrl-Q is a yes

@@ -426,10 +426,13 @@ def _everyone_gone(r: RoundAudit) -> set[int]:
         if isinstance(s.event, ev.PresenceChanged) and not s.event.connected
     ]
     together: set[int] = set()
+    if len(players) < 2:
+        return together
     for i, (first, _, _) in enumerate(goes):
-        within = [(seq, seat) for ts, seq, seat in goes[i:] if ts - first <= GONE_TOGETHER]
-        if len(players) >= 2 and {seat for _, seat in within} >= players:
-            together.update(seq for seq, _ in within)
+        end = first + GONE_TOGETHER
+        within = list(itertools.takewhile(lambda go, end=end: go[0] <= end, goes[i:]))
+        if {seat for _, _, seat in within} >= players:
+            together.update(seq for _, seq, _ in within)
     return together
 
 
